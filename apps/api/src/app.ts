@@ -1,0 +1,61 @@
+import { contract, exactJsonReplacer } from '@org/plant-contract';
+import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
+import express, { type Express } from 'express';
+import { type Logger, pino } from 'pino';
+import { bearerAuth } from './auth/bearer-auth.ts';
+import { errorHandler, methodNotAllowed, notFound } from './http/error-handler.ts';
+import { sendError } from './http/http-error.ts';
+import { requestLogger } from './http/request-logger.ts';
+import { validationMessage } from './http/validation-message.ts';
+import { createPlantsRouter } from './plants/plants-router.ts';
+import type { PlantStore } from './store/plant-store.ts';
+
+export type AppOptions = {
+  store: PlantStore;
+  /** Decides whether a bearer token is accepted; see createTokenVerifier. */
+  verifyToken: (token: string) => boolean;
+  logger?: Logger;
+  /** Request body limit in bytes; defaults to BODY_LIMIT_BYTES. */
+  bodyLimit?: number;
+};
+
+const describeValidationError = (error: RequestValidationError): string => {
+  if (error.pathParams) return validationMessage('path parameters', error.pathParams);
+  if (error.query) return validationMessage('query parameters', error.query);
+  if (error.headers) return validationMessage('headers', error.headers);
+  return error.body ? validationMessage('request body', error.body) : 'Invalid request.';
+};
+
+/** Methods per path, from the contract, so unsupported methods get 405 with `Allow`. */
+const methodsByPath = (): Map<string, string[]> => {
+  const paths = new Map<string, string[]>();
+  for (const route of Object.values(contract)) {
+    paths.set(route.path, [...(paths.get(route.path) ?? []), route.method]);
+  }
+  return paths;
+};
+
+/** Builds the Plant Store HTTP app without listening; the caller owns the server and the store. */
+export const createApp = ({
+  store,
+  verifyToken,
+  logger = pino({ enabled: false }),
+  bodyLimit,
+}: AppOptions): Express => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('json replacer', exactJsonReplacer);
+  app.use(requestLogger(logger));
+
+  createExpressEndpoints(contract, createPlantsRouter(store, bodyLimit), app, {
+    logInitialization: false,
+    globalMiddleware: [bearerAuth(verifyToken)],
+    requestValidationErrorHandler: (error, _req, res) => sendError(res, 400, describeValidationError(error)),
+  });
+  for (const [path, methods] of methodsByPath()) app.all(path, methodNotAllowed(methods));
+
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+};

@@ -1,0 +1,42 @@
+import type { RequestHandler } from 'express';
+import { HttpError } from '../http/http-error.ts';
+
+export const REALM = 'plant-store';
+
+/** RFC 6750 §2.1 b64token. */
+const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+const challenge = (error?: { code: string; description: string }): Record<string, string> => ({
+  'WWW-Authenticate': error
+    ? `Bearer realm="${REALM}", error="${error.code}", error_description="${error.description}"`
+    : `Bearer realm="${REALM}"`,
+});
+
+/**
+ * Bearer authentication (RFC 6750) in front of the body: a missing credential or another scheme
+ * → 401 with a bare challenge, a malformed one → 400 `invalid_request`, a wrong token → 401
+ * `invalid_token`.
+ */
+export const bearerAuth =
+  (verify: (token: string) => boolean): RequestHandler =>
+  (req, _res, next) => {
+    const header = req.headers.authorization;
+    if (header === undefined || header.trim() === '') {
+      throw new HttpError(401, 'Authentication is required: send Authorization: Bearer <token>.', challenge());
+    }
+    const [scheme = '', ...rest] = header.trim().split(/\s+/);
+    // Auth schemes are case-insensitive (RFC 9110 §11.1).
+    if (scheme.toLowerCase() !== 'bearer') {
+      throw new HttpError(401, 'Unsupported authorization scheme: use Bearer.', challenge());
+    }
+    const [token] = rest;
+    if (rest.length !== 1 || token === undefined || !B64_TOKEN.test(token)) {
+      const description = 'The Authorization header must be Bearer followed by one token.';
+      throw new HttpError(400, description, challenge({ code: 'invalid_request', description }));
+    }
+    if (!verify(token)) {
+      const description = 'The access token is invalid.';
+      throw new HttpError(401, description, challenge({ code: 'invalid_token', description }));
+    }
+    next();
+  };

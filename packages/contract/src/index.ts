@@ -1,0 +1,11 @@
+export type { PlantContract } from './contract.ts';
+export { contract } from './contract.ts';
+export {
+  exactJsonReplacer,
+  exactNumber,
+  parseExactJson,
+  restoreExactIntegers,
+  stringifyExactJson,
+} from './exact-json.ts';
+export { INT64_MAX, INT64_MIN, Int64, isInt64 } from './int64.ts';
+export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, TAG_MAX_LENGTH } from './schemas.ts';

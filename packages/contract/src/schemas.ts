@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { Int64 } from './int64.ts';
+
+/** Longest accepted `name` and `tag`, in UTF-16 code units (JavaScript string length). */
+export const NAME_MAX_LENGTH = 200;
+export const TAG_MAX_LENGTH = 100;
+
+const text = (description: string, max: number) =>
+  z
+    .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
+    .min(1, `must not be empty`)
+    .max(max, `must be at most ${max} characters`)
+    .describe(description);
+
+const plantShape = {
+  name: text('The name of the plant', NAME_MAX_LENGTH),
+  tag: text('Tag that specifies the type of the plant', TAG_MAX_LENGTH).optional(),
+};
+
+const objectMessages = { invalid_type_error: 'must be a JSON object', required_error: 'is required' };
+
+/** A plant as the service answers it. */
+export const Plant = z.object(plantShape, objectMessages);
+export type Plant = z.infer<typeof Plant>;
+
+/** The request body of creation: a Plant plus the client-chosen int64 `id`. */
+export const NewPlant = z.object(
+  {
+    id: Int64.describe('Identification number of the plant'),
+    ...plantShape,
+  },
+  objectMessages,
+);
+export type NewPlant = z.infer<typeof NewPlant>;
+
+/**
+ * The body of every failure. OpenAPI names it `Error`; in TypeScript it is `ApiError`
+ * so that it never shadows the global `Error`.
+ */
+export const ApiError = z.object({
+  error: z.number().int().describe('Numeric error code: the HTTP status of the response'),
+  message: z.string().describe('Error message text naming the field or cause'),
+});
+export type ApiError = z.infer<typeof ApiError>;
