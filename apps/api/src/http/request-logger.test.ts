@@ -1,0 +1,76 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../app.ts';
+import { createTokenVerifier, hashToken } from '../auth/token-hash.ts';
+import type { PlantStore } from '../store/plant-store.ts';
+
+const TOKEN = 'log-test-token-0123456789';
+
+const memoryStore: PlantStore = {
+  create: async (plant) => ({ outcome: 'created', plant }),
+  get: async () => undefined,
+  health: async () => {},
+  close: async () => {},
+};
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+const startLogged = async () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const app = createApp({
+    store: memoryStore,
+    verifyToken: createTokenVerifier([hashToken(TOKEN)]),
+    logger: pino({ level: 'info' }, sink),
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server?.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/plants`, lines };
+};
+
+const post = (url: string, headers: Record<string, string>) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ id: 1, name: 'Monstera' }),
+  });
+
+describe('request logging', () => {
+  it('logs one structured line per request with its request id, and never the Authorization header', async () => {
+    const { url, lines } = await startLogged();
+    const accepted = await post(url, { authorization: `Bearer ${TOKEN}` });
+    const rejected = await post(url, { authorization: 'Bearer some-wrong-token-value' });
+    expect([accepted.status, rejected.status]).toEqual([200, 401]);
+
+    const entries = lines.map((line) => JSON.parse(line));
+    const completed = entries.filter((entry) => entry.msg === 'request completed');
+    expect(completed.map((entry) => entry.res.statusCode)).toEqual([200, 401]);
+    expect(completed.map((entry) => entry.req.id)).toEqual([
+      accepted.headers.get('x-request-id'),
+      rejected.headers.get('x-request-id'),
+    ]);
+    const text = lines.join('\n');
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain('some-wrong-token-value');
+    expect(text.toLowerCase()).not.toContain('authorization');
+  });
+
+  it('reuses a sane incoming X-Request-Id and replaces an unsafe one', async () => {
+    const { url, lines } = await startLogged();
+    const reused = await post(url, { authorization: `Bearer ${TOKEN}`, 'x-request-id': 'trace-42.a:b' });
+    const replaced = await post(url, { authorization: `Bearer ${TOKEN}`, 'x-request-id': 'bad id\twith spaces' });
+    expect(reused.headers.get('x-request-id')).toBe('trace-42.a:b');
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lines.join('\n')).not.toContain('with spaces');
+  });
+});
