@@ -17,7 +17,9 @@ export const isInt64 = (value: unknown): value is number | bigint => {
  * JSON numbers beyond ±(2^53 − 1) must travel as bigint to stay exact.
  */
 export const Int64 = z
-  .union([z.number(), z.bigint()], { errorMap: () => ({ message: RANGE_MESSAGE }) })
+  .union([z.number(), z.bigint()], {
+    errorMap: (_issue, ctx) => ({ message: ctx.data === undefined ? 'is required' : RANGE_MESSAGE }),
+  })
   .superRefine((value, ctx) => {
     if (isInt64(value)) return;
     const unsafe = typeof value === 'number' && Number.isInteger(value) && Math.abs(value) < 2 ** 63;

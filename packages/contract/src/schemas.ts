@@ -10,6 +10,8 @@ const text = (description: string, max: number) =>
     .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
     .min(1, `must not be empty`)
     .max(max, `must be at most ${max} characters`)
+    // A lone surrogate cannot be stored as UTF-8: it would come back as U+FFFD, a different name.
+    .refine((value) => value.isWellFormed(), 'must be valid Unicode text (no lone surrogates)')
     .describe(description);
 
 const plantShape = {

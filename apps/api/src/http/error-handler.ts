@@ -5,7 +5,7 @@ import { HttpError, sendError } from './http-error.ts';
 /** Seconds a client should wait before retrying when the store is unavailable. */
 const STORE_RETRY_AFTER_SECONDS = '1';
 
-type BodyParserError = Error & { type?: string; status?: number; limit?: number };
+type BodyParserError = Error & { type?: string; status?: number; limit?: number; code?: string };
 
 const bodyParserMessages: Record<string, (error: BodyParserError) => string> = {
   'entity.too.large': (error) => `The request body exceeds the limit of ${error.limit} bytes.`,
@@ -31,6 +31,10 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
   const bodyError = error as BodyParserError;
   const describe = bodyError.type === undefined ? undefined : bodyParserMessages[bodyError.type];
   if (describe && bodyError.status !== undefined) return sendError(res, bodyError.status, describe(bodyError));
+  // body-parser passes zlib's failure on as a bare 400 when a gzip/deflate body is corrupt.
+  if (bodyError.status === 400 && bodyError.code?.startsWith('Z_')) {
+    return sendError(res, 400, 'The request body is not valid gzip/deflate data for its Content-Encoding.');
+  }
   req.log.error({ err: error }, 'unexpected error');
   sendError(res, 500, 'Internal server error.');
 };

@@ -49,7 +49,9 @@ export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
     try {
       req.body = parseExactJson(text);
     } catch (error) {
-      throw new HttpError(400, `The request body is not valid JSON: ${(error as SyntaxError).message}`);
+      // V8's message quotes the input; only the position is worth passing back.
+      const position = /at position (\d+)/.exec((error as SyntaxError).message)?.[1];
+      throw new HttpError(400, `The request body is not valid JSON${position ? ` (error at position ${position})` : ''}.`);
     }
     next();
   },
