@@ -12,7 +12,7 @@ export type PlantClientOptions = {
   token: string;
   /** A `fetch` to use instead of the global one (for proxies, tests, instrumentation). */
   fetch?: FetchLike;
-  /** Milliseconds to wait for an answer before throwing PlantTimeoutError; default 10 000. */
+  /** Milliseconds to wait for an answer before throwing PlantTimeoutError; default 10 000, `Infinity` for none. */
   timeoutMs?: number;
 };
 
@@ -45,11 +45,13 @@ const toApiError = (response: { status: number; body: unknown; headers: Headers 
 
 /** A typed client for the Plant Store API, generated from @org/plant-contract. */
 export const createPlantClient = (options: PlantClientOptions): PlantClient => {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds or Infinity.`);
   const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const client = initClient(contract, {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     baseHeaders: { authorization: `Bearer ${options.token}` },
-    api: createFetcher(fetchImpl, options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+    api: createFetcher(fetchImpl, timeoutMs),
   });
 
   return {

@@ -51,7 +51,10 @@ export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
     } catch (error) {
       // V8's message quotes the input; only the position is worth passing back.
       const position = /at position (\d+)/.exec((error as SyntaxError).message)?.[1];
-      throw new HttpError(400, `The request body is not valid JSON${position ? ` (error at position ${position})` : ''}.`);
+      throw new HttpError(
+        400,
+        `The request body is not valid JSON${position ? ` (error at position ${position})` : ''}.`,
+      );
     }
     next();
   },

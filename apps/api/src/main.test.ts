@@ -1,0 +1,346 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPlantClient, type NewPlant, PlantApiError, PlantConnectionError } from '@org/plant-client';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { TOKEN_HASH_FILE } from './auth/api-tokens.ts';
+import { SqlitePlantStore } from './store/sqlite-store.ts';
+
+const MAIN = join(import.meta.dirname, 'main.ts');
+const START_TIMEOUT_MS = 10_000;
+const EXIT_TIMEOUT_MS = 10_000;
+const TOKEN = 'main-test-token-0123456789abcdef';
+const OTHER_TOKEN = 'main-test-other-token-0123456789';
+
+/** Variables main reads; the children get only what each test sets, never the runner's own. */
+const CONFIG_VARIABLES = ['PORT', 'HOST', 'PLANT_API_TOKENS', 'PLANT_DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL'];
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+type ServerProcess = {
+  child: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match of `pattern` on stdout; rejects if the process exits first or time runs out. */
+  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited(timeoutMs?: number): Promise<Exit>;
+};
+
+const children = new Set<ChildProcessWithoutNullStreams>();
+const dataDirs: string[] = [];
+
+const makeDataDir = (): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-main-test-'));
+  dataDirs.push(dir);
+  return dir;
+};
+
+const isRunning = (child: ChildProcessWithoutNullStreams): boolean =>
+  child.exitCode === null && child.signalCode === null;
+
+const killAll = async (): Promise<void> => {
+  await Promise.all(
+    [...children].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          children.delete(child);
+          if (!isRunning(child)) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+};
+
+const runMain = (env: Record<string, string>): ServerProcess => {
+  const baseEnv = { ...process.env };
+  for (const name of [...CONFIG_VARIABLES, 'NODE_OPTIONS']) delete baseEnv[name];
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: tmpdir(),
+    env: { ...baseEnv, HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+
+  const withTimeout = <T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.\nstdout: ${stdout}\nstderr: ${stderr}`),
+          ),
+        timeoutMs,
+      );
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  };
+
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    waitForStdout: (pattern, timeoutMs = START_TIMEOUT_MS) =>
+      withTimeout(
+        new Promise<RegExpMatchArray>((resolve, reject) => {
+          const check = () => {
+            const match = stdout.match(pattern);
+            if (match === null) return false;
+            child.stdout.off('data', check);
+            resolve(match);
+            return true;
+          };
+          if (check()) return;
+          child.stdout.on('data', check);
+          void exit.then(() => {
+            if (!check())
+              reject(new Error(`The process exited before printing ${pattern}.\nstdout: ${stdout}\nstderr: ${stderr}`));
+          });
+        }),
+        timeoutMs,
+        `${pattern} on stdout`,
+      ),
+    exited: (timeoutMs = EXIT_TIMEOUT_MS) => withTimeout(exit, timeoutMs, 'the process to exit'),
+  };
+};
+
+type LogLine = { msg?: string; url?: string; [key: string]: unknown };
+
+const logLines = (stdout: string): LogLine[] =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+
+/** Starts main and resolves once it logs its URL (PORT=0, so the port comes from that line). */
+const startMain = async (env: Record<string, string>): Promise<ServerProcess & { url: string }> => {
+  const server = runMain(env);
+  await server.waitForStdout(/"msg":"plant store listening"/);
+  const listening = logLines(server.stdout()).find((line) => line.msg === 'plant store listening');
+  const url = listening?.url;
+  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  return { ...server, url: url as string };
+};
+
+const stop = async (server: ServerProcess): Promise<Exit> => {
+  server.child.kill('SIGTERM');
+  return server.exited();
+};
+
+const rejection = async (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => expect.unreachable('expected the request to fail'),
+    (error: unknown) => error,
+  );
+
+const apiStatus = async (promise: Promise<unknown>): Promise<number> => {
+  const error = await rejection(promise);
+  expect(PlantApiError.isInstance(error), String(error)).toBe(true);
+  return (error as PlantApiError).status;
+};
+
+/** Every file under `dir`, recursively. */
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+
+afterEach(async () => {
+  await killAll();
+  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+afterAll(killAll);
+
+describe('main: the plant store process', () => {
+  it('generates a token on first start, keeps only its SHA-256, and accepts it after a restart', async () => {
+    const dataDir = makeDataDir();
+    const first = await startMain({ PLANT_DATA_DIR: dataDir });
+    const [, token = ''] = await first.waitForStdout(/shown only this once;\n.*\n\n {2}(\S+)\n/);
+    await first.waitForStdout(/curl .*\n/);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first.stdout()).toContain(
+      `curl -i -X POST ${first.url}/plants -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json'`,
+    );
+    expect(first.stdout().split(token)).toHaveLength(3); // the token line and the curl command
+    expect(first.stderr()).not.toContain(token);
+
+    const client = createPlantClient({ baseUrl: first.url, token });
+    await expect(client.createPlant({ id: 1, name: 'Monstera', tag: 'indoor' })).resolves.toStrictEqual({
+      name: 'Monstera',
+      tag: 'indoor',
+    });
+    expect(
+      await apiStatus(
+        createPlantClient({ baseUrl: first.url, token: OTHER_TOKEN }).createPlant({ id: 2, name: 'Fern' }),
+      ),
+    ).toBe(401);
+
+    const sha256 = createHash('sha256').update(token).digest('hex');
+    expect(readFileSync(join(dataDir, TOKEN_HASH_FILE), 'utf8')).toBe(`${sha256}\n`);
+    const assertTokenNotStored = () => {
+      for (const file of filesUnder(dataDir)) expect(readFileSync(file).includes(token), file).toBe(false);
+    };
+    assertTokenNotStored(); // while running, with the write-ahead log present
+    expect(await stop(first)).toStrictEqual({ code: 0, signal: null });
+    assertTokenNotStored();
+
+    const second = await startMain({ PLANT_DATA_DIR: dataDir });
+    await second.waitForStdout(/"msg":"accepting the token generated on first start/);
+    expect(second.stdout()).not.toContain(token);
+    expect(second.stdout()).not.toMatch(/generated\. It is shown only this once/);
+    const again = createPlantClient({ baseUrl: second.url, token });
+    await expect(again.createPlant({ id: 1, name: 'Monstera', tag: 'indoor' })).resolves.toStrictEqual({
+      name: 'Monstera',
+      tag: 'indoor',
+    });
+    await expect(again.createPlant({ id: 2, name: 'Fern' })).resolves.toStrictEqual({ name: 'Fern' });
+    expect(readFileSync(join(dataDir, TOKEN_HASH_FILE), 'utf8')).toBe(`${sha256}\n`);
+    expect(await stop(second)).toStrictEqual({ code: 0, signal: null });
+  }, 20_000);
+
+  it('accepts every configured token, refuses any other with 401, and writes no token file', async () => {
+    const dataDir = makeDataDir();
+    const server = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: `${TOKEN}, ${OTHER_TOKEN}` });
+    await expect(
+      createPlantClient({ baseUrl: server.url, token: TOKEN }).createPlant({ id: 1, name: 'Monstera' }),
+    ).resolves.toStrictEqual({ name: 'Monstera' });
+    await expect(
+      createPlantClient({ baseUrl: server.url, token: OTHER_TOKEN }).createPlant({ id: 1, name: 'Monstera' }),
+    ).resolves.toStrictEqual({ name: 'Monstera' });
+    const wrong = createPlantClient({ baseUrl: server.url, token: `${TOKEN}x` });
+    expect(await apiStatus(wrong.createPlant({ id: 2, name: 'Fern' }))).toBe(401);
+    expect(server.stdout()).not.toMatch(/token was generated/);
+    expect(server.stdout()).not.toContain(TOKEN);
+    expect(existsSync(join(dataDir, TOKEN_HASH_FILE))).toBe(false);
+    expect(await stop(server)).toStrictEqual({ code: 0, signal: null });
+  }, 20_000);
+
+  it.each([
+    [{ PORT: 'abc' }, 'Invalid configuration: PORT must be a port number from 0 to 65535.'],
+    [
+      { LOG_LEVEL: 'loud' },
+      'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent.',
+    ],
+  ])(
+    'exits 1 with one stderr line naming the variable for %o',
+    async (env, line) => {
+      const dataDir = makeDataDir();
+      const server = runMain({ PLANT_DATA_DIR: dataDir, ...env });
+      expect(await server.exited()).toStrictEqual({ code: 1, signal: null });
+      expect(server.stderr()).toBe(`${line}\n`);
+      expect(server.stdout()).toBe('');
+      // Nothing was started, so nothing was written.
+      expect(readdirSync(dataDir)).toStrictEqual([]);
+    },
+    15_000,
+  );
+
+  it('refuses a second process on the same data directory while the first runs', async () => {
+    const dataDir = makeDataDir();
+    const first = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
+    const second = runMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
+    expect(await second.exited()).toStrictEqual({ code: 1, signal: null });
+    expect(second.stderr()).toBe(
+      `The data directory ${dataDir} is in use by another Plant Store process; stop it or set PLANT_DATA_DIR to another directory.\n`,
+    );
+    expect(second.stdout()).not.toMatch(/plant store listening/);
+    await expect(
+      createPlantClient({ baseUrl: first.url, token: TOKEN }).createPlant({ id: 1, name: 'Still serving' }),
+    ).resolves.toStrictEqual({ name: 'Still serving' });
+    expect(await stop(first)).toStrictEqual({ code: 0, signal: null });
+  }, 20_000);
+
+  it('exits 0 on SIGTERM and keeps the data for the next start', async () => {
+    const dataDir = makeDataDir();
+    const first = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
+    const client = createPlantClient({ baseUrl: first.url, token: TOKEN });
+    await client.createPlant({ id: 1, name: 'Monstera', tag: 'indoor' });
+    await client.createPlant({ id: 2n ** 63n - 1n, name: 'Largest' });
+    expect(await stop(first)).toStrictEqual({ code: 0, signal: null });
+    expect(logLines(first.stdout()).map((line) => line.msg)).toEqual(
+      expect.arrayContaining(['shutting down', 'stopped']),
+    );
+
+    const second = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
+    const again = createPlantClient({ baseUrl: second.url, token: TOKEN });
+    await expect(again.createPlant({ id: 1, name: 'Monstera', tag: 'indoor' })).resolves.toStrictEqual({
+      name: 'Monstera',
+      tag: 'indoor',
+    });
+    expect(await apiStatus(again.createPlant({ id: 1, name: 'Monstera' }))).toBe(409);
+    expect(await apiStatus(again.createPlant({ id: 2n ** 63n - 1n, name: 'Other' }))).toBe(409);
+    expect(await stop(second)).toStrictEqual({ code: 0, signal: null });
+  }, 20_000);
+
+  it('loses no acknowledged plant when killed with SIGKILL mid-load, three times over', async () => {
+    const dataDir = makeDataDir();
+    const plantFor = (round: number, index: number): NewPlant & { id: bigint } => {
+      // Ids beyond 2^53 so that exactness is part of what survives.
+      const id = 2n ** 60n + BigInt(round * 1000 + index);
+      return index % 3 === 0
+        ? { id, name: `Plant ${round}-${index}` }
+        : { id, name: `Plant ${round}-${index}`, tag: `r${round}` };
+    };
+    const acknowledgedAll: (NewPlant & { id: bigint })[] = [];
+
+    for (let round = 0; round < 3; round++) {
+      const server = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
+      const client = createPlantClient({ baseUrl: server.url, token: TOKEN, timeoutMs: 5_000 });
+      const acknowledged: (NewPlant & { id: bigint })[] = [];
+      const failures: unknown[] = [];
+      let next = 0;
+      const worker = async () => {
+        while (next < 300 && failures.length === 0) {
+          const plant = plantFor(round, next++);
+          try {
+            await client.createPlant(plant);
+          } catch (error) {
+            failures.push(error);
+            return;
+          }
+          acknowledged.push(plant);
+          if (acknowledged.length === 150) server.child.kill('SIGKILL');
+        }
+      };
+      await Promise.all(Array.from({ length: 20 }, worker));
+      expect(await server.exited()).toStrictEqual({ code: null, signal: 'SIGKILL' });
+
+      // The kill landed with requests in flight, and each of them failed without an answer.
+      expect(acknowledged.length).toBeGreaterThanOrEqual(150);
+      expect(acknowledged.length).toBeLessThan(300);
+      expect(failures.length).toBeGreaterThan(0);
+      for (const failure of failures) expect(PlantConnectionError.isInstance(failure), String(failure)).toBe(true);
+
+      const store = SqlitePlantStore.open(dataDir);
+      try {
+        const stored = await Promise.all(acknowledged.map((plant) => store.get(plant.id)));
+        expect(stored).toStrictEqual(acknowledged);
+      } finally {
+        await store.close();
+      }
+      acknowledgedAll.push(...acknowledged);
+    }
+
+    // Through the API too: every acknowledged plant replays with 200, and different data is a 409.
+    const server = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
+    const client = createPlantClient({ baseUrl: server.url, token: TOKEN });
+    const replays = await Promise.allSettled(acknowledgedAll.map((plant) => client.createPlant(plant)));
+    expect(replays.filter((replay) => replay.status === 'rejected')).toStrictEqual([]);
+    for (const plant of acknowledgedAll.slice(0, 5)) {
+      expect(await apiStatus(client.createPlant({ ...plant, name: `${plant.name} (changed)` }))).toBe(409);
+    }
+    expect(await stop(server)).toStrictEqual({ code: 0, signal: null });
+  }, 30_000);
+});

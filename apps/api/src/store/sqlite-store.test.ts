@@ -1,0 +1,238 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreUnavailableError } from './plant-store.ts';
+import { describePlantStore } from './plant-store-suite.ts';
+import { sqliteMigrations } from './sqlite-migrations.ts';
+import { DataDirInUseError, SQLITE_FILE_NAME, SqlitePlantStore } from './sqlite-store.ts';
+
+const STORE_MODULE = join(import.meta.dirname, 'sqlite-store.ts');
+const PLANT_STORE_MODULE = join(import.meta.dirname, 'plant-store.ts');
+const CHILD_TIMEOUT_MS = 10_000;
+
+const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-sqlite-test-'));
+
+type ChildResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+/** Runs an inline ESM script in a fresh Node process (another process, so other OS locks). */
+const runNode = (script: string, args: string[] = [], shellPrefix?: string): Promise<ChildResult> =>
+  new Promise((resolve, reject) => {
+    const nodeArgs = ['--input-type=module', '--eval', script, '--', ...args];
+    const child =
+      shellPrefix === undefined
+        ? spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'pipe'] })
+        : // `exec` keeps the shell's resource limits but makes Node the process that runs the script.
+          spawn('/bin/sh', ['-c', `${shellPrefix}; exec "$0" "$@"`, process.execPath, ...nodeArgs], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`The child process did not finish within ${CHILD_TIMEOUT_MS} ms; stderr: ${stderr}`));
+    }, CHILD_TIMEOUT_MS);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+
+/** A child that tries to open the store in `dataDir` and prints the outcome as one JSON line. */
+const openInAnotherProcess = async (dataDir: string): Promise<{ opened: boolean; name?: string; message?: string }> => {
+  const script = `
+    const { SqlitePlantStore } = await import(${JSON.stringify(STORE_MODULE)});
+    try {
+      const store = SqlitePlantStore.open(process.argv[1]);
+      await store.close();
+      console.log(JSON.stringify({ opened: true }));
+    } catch (error) {
+      console.log(JSON.stringify({ opened: false, name: error.name, message: error.message }));
+    }
+  `;
+  const result = await runNode(script, [dataDir]);
+  expect(result, result.stderr).toMatchObject({ code: 0 });
+  return JSON.parse(result.stdout);
+};
+
+const userVersion = (dataDir: string): number => {
+  const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME), { readOnly: true });
+  try {
+    return (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+  } finally {
+    db.close();
+  }
+};
+
+describePlantStore('SqlitePlantStore', async () => {
+  const dataDir = makeDataDir();
+  const store = SqlitePlantStore.open(dataDir);
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SqlitePlantStore', () => {
+  let root: string;
+  let dataDir: string;
+  const openStores: SqlitePlantStore[] = [];
+  const openStore = (): SqlitePlantStore => {
+    const store = SqlitePlantStore.open(dataDir);
+    openStores.push(store);
+    return store;
+  };
+
+  beforeEach(() => {
+    root = makeDataDir();
+    dataDir = root;
+  });
+
+  afterEach(async () => {
+    for (const store of openStores.splice(0)) await store.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('creates the data directory when it does not exist yet', async () => {
+    dataDir = join(dataDir, 'nested', 'plants');
+    const store = openStore();
+    expect((await store.create({ id: 1n, name: 'Monstera' })).outcome).toBe('created');
+  });
+
+  it('keeps plants across close and reopen, and replays them afterwards', async () => {
+    const first = openStore();
+    await first.create({ id: 1n, name: 'Monstera', tag: 'indoor' });
+    await first.create({ id: -(2n ** 63n), name: 'Smallest' });
+    await first.create({ id: 9007199254740993n, name: 'Beyond double precision' });
+    await first.close();
+
+    const second = openStore();
+    expect(await second.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera', tag: 'indoor' });
+    expect(await second.get(-(2n ** 63n))).toStrictEqual({ id: -(2n ** 63n), name: 'Smallest' });
+    expect(await second.get(9007199254740993n)).toStrictEqual({
+      id: 9007199254740993n,
+      name: 'Beyond double precision',
+    });
+    expect(await second.get(9007199254740992n)).toBeUndefined();
+    expect(await second.create({ id: 1n, name: 'Monstera', tag: 'indoor' })).toMatchObject({ outcome: 'replayed' });
+    expect(await second.create({ id: 1n, name: 'Monstera' })).toMatchObject({ outcome: 'conflict' });
+  });
+
+  it('refuses a second process on the same data directory while open, and lets it in after close', async () => {
+    const store = openStore();
+    await store.create({ id: 1n, name: 'Monstera' });
+
+    const refused = await openInAnotherProcess(dataDir);
+    expect(refused).toStrictEqual({
+      opened: false,
+      name: 'DataDirInUseError',
+      message: new DataDirInUseError(
+        `The data directory ${dataDir} is in use by another Plant Store process; stop it or set PLANT_DATA_DIR to another directory.`,
+      ).message,
+    });
+    // The refused process must not have disturbed the owner.
+    expect(await store.create({ id: 2n, name: 'Fern' })).toMatchObject({ outcome: 'created' });
+    expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
+
+    await store.close();
+    expect(await openInAnotherProcess(dataDir)).toStrictEqual({ opened: true });
+  }, 20_000);
+
+  it('records schema version 1 and does not run migrations again on reopen', async () => {
+    expect(sqliteMigrations).toHaveLength(1);
+    const first = openStore();
+    await first.create({ id: 7n, name: 'Aloe' });
+    await first.close();
+    expect(userVersion(dataDir)).toBe(1);
+
+    // Running the CREATE TABLE again would throw on reopen; the data would not survive a re-creation.
+    const second = openStore();
+    expect(await second.get(7n)).toStrictEqual({ id: 7n, name: 'Aloe' });
+    await second.close();
+    expect(userVersion(dataDir)).toBe(1);
+  });
+
+  it('refuses a database whose schema is newer than this build, and leaves it untouched', () => {
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    db.exec('CREATE TABLE future (x INTEGER)');
+    db.exec('PRAGMA user_version = 7');
+    db.close();
+
+    expect(() => openStore()).toThrow(
+      'The database schema is at version 7, newer than this build knows (1); run a newer release.',
+    );
+    expect(userVersion(dataDir)).toBe(7);
+    // The failed open released the file: another open sees the same refusal, not "in use".
+    expect(() => openStore()).toThrow(/newer than this build knows/);
+  });
+
+  it('rejects a create with StoreUnavailableError when the disk refuses the write, and keeps earlier plants', async () => {
+    // Read-only files do not stop root, so the write is refused by a file-size limit (ulimit -f)
+    // instead: SQLite then gets EFBIG from write(2), as it would from a full disk.
+    const script = `
+      process.on('SIGXFSZ', () => {});
+      const { SqlitePlantStore } = await import(${JSON.stringify(STORE_MODULE)});
+      const { StoreUnavailableError } = await import(${JSON.stringify(PLANT_STORE_MODULE)});
+      const store = SqlitePlantStore.open(process.argv[1]);
+      const result = { acknowledged: [], failure: null };
+      for (let id = 0; id < 200 && result.failure === null; id++) {
+        try {
+          await store.create({ id: BigInt(id), name: String(id).padEnd(190, '.'), tag: 't'.repeat(100) });
+          result.acknowledged.push(id);
+        } catch (error) {
+          result.failure = {
+            id,
+            name: error.name,
+            isStoreUnavailable: error instanceof StoreUnavailableError,
+            stored: (await store.get(BigInt(id))) !== undefined,
+          };
+        }
+      }
+      await store.close();
+      console.log(JSON.stringify(result));
+    `;
+    // 64 blocks of 512 bytes: room for the schema, not for 200 plants of ~300 bytes each.
+    const child = await runNode(script, [dataDir], 'ulimit -f 64');
+    expect(child, child.stderr).toMatchObject({ code: 0, signal: null });
+    const { acknowledged, failure } = JSON.parse(child.stdout) as {
+      acknowledged: number[];
+      failure: { id: number; name: string; isStoreUnavailable: boolean; stored: boolean } | null;
+    };
+    expect(failure).toStrictEqual({
+      id: acknowledged.length,
+      name: 'StoreUnavailableError',
+      isStoreUnavailable: true,
+      stored: false,
+    });
+    expect(acknowledged.length).toBeGreaterThan(0);
+
+    const store = openStore();
+    for (const id of acknowledged) expect(await store.get(BigInt(id))).toMatchObject({ id: BigInt(id) });
+    expect(await store.get(BigInt(acknowledged.length))).toBeUndefined();
+  }, 20_000);
+
+  it('rejects pending and later creates with StoreUnavailableError after close, without touching the file', async () => {
+    const store = openStore();
+    await store.create({ id: 1n, name: 'Monstera' });
+    await store.close();
+    await expect(store.create({ id: 2n, name: 'Fern' })).rejects.toBeInstanceOf(StoreUnavailableError);
+    const reopened = openStore();
+    expect(await reopened.get(2n)).toBeUndefined();
+    expect(await reopened.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
+  });
+});

@@ -1,0 +1,32 @@
+import type { NewPlant, Plant, PlantContract } from '@org/plant-contract';
+import type { ClientInferRequest, ClientInferResponseBody } from '@ts-rest/core';
+import { expectTypeOf } from 'vitest';
+import { createPlantClient } from './plant-client.ts';
+
+const client = createPlantClient({ baseUrl: 'https://plants.example.com', token: 't' });
+
+// createPlant takes the contract's request body and resolves to the contract's 200 body.
+expectTypeOf(client.createPlant).parameter(0).toEqualTypeOf<NewPlant>();
+expectTypeOf(client.createPlant).parameter(0).toEqualTypeOf<ClientInferRequest<PlantContract['createPlant']>['body']>();
+expectTypeOf(client.createPlant).returns.resolves.toEqualTypeOf<Plant>();
+expectTypeOf(client.createPlant).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['createPlant'], 200>
+>();
+
+expectTypeOf(client.createPlant({ id: 1, name: 'Fern' })).resolves.toEqualTypeOf<Plant>();
+expectTypeOf(client.createPlant({ id: 9007199254740993n, name: 'Fern', tag: 'fern' })).resolves.toEqualTypeOf<Plant>();
+expectTypeOf(
+  client.createPlant({ id: 1, name: 'Fern' }, { signal: AbortSignal.timeout(1) }),
+).resolves.toEqualTypeOf<Plant>();
+
+// @ts-expect-error name is required
+void client.createPlant({ id: 1 });
+// @ts-expect-error the id is a number or bigint, never a string
+void client.createPlant({ id: '1', name: 'Fern' });
+// @ts-expect-error the id is required
+void client.createPlant({ name: 'Fern' });
+// @ts-expect-error tag is a string or absent
+void client.createPlant({ id: 1, name: 'Fern', tag: 3 });
+
+// @ts-expect-error a token is required
+createPlantClient({ baseUrl: 'https://plants.example.com' });
