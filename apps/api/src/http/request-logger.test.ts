@@ -5,16 +5,11 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { createTokenVerifier, hashToken } from '../auth/token-hash.ts';
-import type { PlantStore } from '../store/plant-store.ts';
+import { fakeStore } from '../testing/fake-store.ts';
 
 const TOKEN = 'log-test-token-0123456789';
 
-const memoryStore: PlantStore = {
-  create: async (plant) => ({ outcome: 'created', plant }),
-  get: async () => undefined,
-  health: async () => {},
-  close: async () => {},
-};
+const memoryStore = fakeStore();
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));

@@ -8,6 +8,7 @@ import { createApp } from '../app.ts';
 import { createTokenVerifier, hashToken } from '../auth/token-hash.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
+import { fakeStore } from '../testing/fake-store.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 
 let server: TestServer;
@@ -470,12 +471,7 @@ describe('store failures', () => {
   });
 
   const serveWith = async (create: PlantStore['create']) => {
-    const store: PlantStore = {
-      create,
-      get: async () => undefined,
-      health: async () => {},
-      close: async () => {},
-    };
+    const store = fakeStore({ create });
     const listening = createApp({ store, verifyToken: createTokenVerifier([hashToken(TEST_TOKEN)]) }).listen(
       0,
       '127.0.0.1',

@@ -186,6 +186,88 @@ export const describePlantStore = (name: string, open: () => Promise<OpenedStore
       });
     });
 
+    describe('list', () => {
+      const seed = async () => {
+        const plants: StoredPlant[] = [
+          { id: INT64_MAX, name: 'Max', tag: 'b' },
+          { id: 3n, name: 'Three', tag: 'a' },
+          { id: -5n, name: 'Minus five' },
+          { id: INT64_MIN, name: 'Min', tag: 'a' },
+          { id: 9007199254740993n, name: 'Big', tag: 'a' },
+          { id: 9007199254740992n, name: 'Big too', tag: 'b' },
+        ];
+        await Promise.all(plants.map((plant) => store().create(plant)));
+        return [...plants].sort((a, b) => (a.id < b.id ? -1 : 1));
+      };
+
+      it('lists plants ordered by id, exactly as stored', async () => {
+        const sorted = await seed();
+        expect(await store().list({ limit: 100 })).toStrictEqual(sorted);
+      });
+
+      it('pages with limit and an after cursor without skipping or repeating', async () => {
+        const sorted = await seed();
+        const seen: StoredPlant[] = [];
+        let after: bigint | undefined;
+        for (;;) {
+          const page = await store().list(after === undefined ? { limit: 4 } : { limit: 4, after });
+          seen.push(...page);
+          if (page.length < 4) break;
+          after = page.at(-1)?.id;
+        }
+        expect(seen).toStrictEqual(sorted);
+        expect(await store().list({ limit: 2, after: 9007199254740992n })).toStrictEqual(
+          sorted.filter((plant) => plant.id > 9007199254740992n).slice(0, 2),
+        );
+      });
+
+      it('filters by tag, with the cursor', async () => {
+        const sorted = await seed();
+        const tagged = sorted.filter((plant) => plant.tag === 'a');
+        expect(await store().list({ limit: 100, tag: 'a' })).toStrictEqual(tagged);
+        expect(await store().list({ limit: 1, tag: 'a', after: INT64_MIN })).toStrictEqual(tagged.slice(1, 2));
+        expect(await store().list({ limit: 100, tag: 'none' })).toStrictEqual([]);
+      });
+
+      it('answers an empty list for an empty store or past the last id', async () => {
+        expect(await store().list({ limit: 10 })).toStrictEqual([]);
+        await seed();
+        expect(await store().list({ limit: 10, after: INT64_MAX })).toStrictEqual([]);
+      });
+    });
+
+    describe('delete', () => {
+      it('deletes a stored plant, reports whether there was one, and lets the id be created again', async () => {
+        await store().create({ id: 9007199254740993n, name: 'Gone', tag: 'x' });
+        await store().create({ id: 9007199254740992n, name: 'Stays' });
+        expect(await store().delete(9007199254740993n)).toBe(true);
+        expect(await store().get(9007199254740993n)).toBeUndefined();
+        expect(await store().get(9007199254740992n)).toStrictEqual({ id: 9007199254740992n, name: 'Stays' });
+        expect(await store().delete(9007199254740993n)).toBe(false);
+        expect(await store().create({ id: 9007199254740993n, name: 'Back' })).toStrictEqual({
+          outcome: 'created',
+          plant: { id: 9007199254740993n, name: 'Back' },
+        });
+      });
+
+      it('keeps the order of writes: create, delete, create of one id issued together', async () => {
+        const [first, deleted, second] = await Promise.all([
+          store().create({ id: 70n, name: 'First' }),
+          store().delete(70n),
+          store().create({ id: 70n, name: 'Second' }),
+        ]);
+        expect(first.outcome).toBe('created');
+        expect(deleted).toBe(true);
+        expect(second.outcome).toBe('created');
+        expect(await store().get(70n)).toStrictEqual({ id: 70n, name: 'Second' });
+      });
+
+      it('refuses deletes once closed', async () => {
+        await store().close();
+        await expect(store().delete(1n)).rejects.toBeInstanceOf(StoreUnavailableError);
+      });
+    });
+
     describe('health and close', () => {
       it('reports healthy while open', async () => {
         await expect(store().health()).resolves.toBeUndefined();

@@ -10,13 +10,26 @@ export type CreateOutcome =
   | { outcome: 'replayed'; plant: StoredPlant }
   | { outcome: 'conflict'; existing: StoredPlant };
 
+export type ListOptions = {
+  /** Only plants with an id greater than this (the cursor of the previous page). */
+  after?: bigint;
+  /** At most this many plants. */
+  limit: number;
+  /** Only plants with exactly this tag. */
+  tag?: string;
+};
+
 /**
- * Durable plant storage. `create` resolves only once the plant is durable, and is idempotent by id:
- * the same plant again is `replayed`, different data under a stored id is a `conflict`.
+ * Durable plant storage. Writes resolve only once durable. `create` is idempotent by id: the same
+ * plant again is `replayed`, different data under a stored id is a `conflict`.
  */
 export interface PlantStore {
   create(plant: StoredPlant): Promise<CreateOutcome>;
   get(id: bigint): Promise<StoredPlant | undefined>;
+  /** Plants ordered by id ascending. */
+  list(options: ListOptions): Promise<StoredPlant[]>;
+  /** Removes the plant; resolves false when there was none. Afterwards the id may be created again. */
+  delete(id: bigint): Promise<boolean>;
   /** Resolves when the store can serve requests; rejects with StoreUnavailableError otherwise. */
   health(): Promise<void>;
   close(): Promise<void>;

@@ -5,4 +5,6 @@ export const sqliteMigrations: readonly string[] = [
      name TEXT NOT NULL,
      tag  TEXT
    ) STRICT`,
+  // Listing by tag walks this index in id order.
+  'CREATE INDEX plants_tag_id ON plants (tag, id)',
 ];

@@ -153,18 +153,30 @@ describe('SqlitePlantStore', () => {
     expect(await openInAnotherProcess(dataDir)).toStrictEqual({ opened: true });
   }, 20_000);
 
-  it('records schema version 1 and does not run migrations again on reopen', async () => {
-    expect(sqliteMigrations).toHaveLength(1);
+  it('records the newest schema version and does not run migrations again on reopen', async () => {
+    expect(sqliteMigrations).toHaveLength(2);
     const first = openStore();
     await first.create({ id: 7n, name: 'Aloe' });
     await first.close();
-    expect(userVersion(dataDir)).toBe(1);
+    expect(userVersion(dataDir)).toBe(2);
 
     // Running the CREATE TABLE again would throw on reopen; the data would not survive a re-creation.
     const second = openStore();
     expect(await second.get(7n)).toStrictEqual({ id: 7n, name: 'Aloe' });
     await second.close();
-    expect(userVersion(dataDir)).toBe(1);
+    expect(userVersion(dataDir)).toBe(2);
+  });
+
+  it('upgrades a version 1 database in place, keeping its plants', async () => {
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    db.exec(sqliteMigrations[0] as string);
+    db.exec(`INSERT INTO plants (id, name, tag) VALUES (9007199254740993, 'Old', 'a'); PRAGMA user_version = 1`);
+    db.close();
+
+    const store = openStore();
+    expect(await store.list({ limit: 10, tag: 'a' })).toStrictEqual([{ id: 9007199254740993n, name: 'Old', tag: 'a' }]);
+    await store.close();
+    expect(userVersion(dataDir)).toBe(2);
   });
 
   it('refuses a database whose schema is newer than this build, and leaves it untouched', () => {
@@ -174,7 +186,7 @@ describe('SqlitePlantStore', () => {
     db.close();
 
     expect(() => openStore()).toThrow(
-      'The database schema is at version 7, newer than this build knows (1); run a newer release.',
+      'The database schema is at version 7, newer than this build knows (2); run a newer release.',
     );
     expect(userVersion(dataDir)).toBe(7);
     // The failed open released the file: another open sees the same refusal, not "in use".

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
   type CreateOutcome,
+  type ListOptions,
   type PlantStore,
   type StoredPlant,
   StoreUnavailableError,
@@ -17,9 +18,10 @@ export class DataDirInUseError extends Error {
   override readonly name = 'DataDirInUseError';
 }
 
-type PendingCreate = {
-  plant: StoredPlant;
-  resolve: (outcome: CreateOutcome) => void;
+/** A queued write; writes run in arrival order inside the next shared transaction. */
+type PendingWrite = {
+  run: () => unknown;
+  resolve: (result: unknown) => void;
   reject: (error: unknown) => void;
 };
 
@@ -81,7 +83,10 @@ export class SqlitePlantStore implements PlantStore {
   readonly #db: DatabaseSync;
   readonly #insert: StatementSync;
   readonly #select: StatementSync;
-  #queue: PendingCreate[] = [];
+  readonly #delete: StatementSync;
+  /** Listing statements by [has cursor][has tag]. */
+  readonly #list: readonly (readonly StatementSync[])[];
+  #queue: PendingWrite[] = [];
   #flushScheduled = false;
   #closed = false;
 
@@ -90,6 +95,16 @@ export class SqlitePlantStore implements PlantStore {
     this.#insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
     this.#select = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?');
     this.#select.setReadBigInts(true);
+    this.#delete = db.prepare('DELETE FROM plants WHERE id = ?');
+    const listing = (where: string) => {
+      const statement = db.prepare(`SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT :limit`);
+      statement.setReadBigInts(true);
+      return statement;
+    };
+    this.#list = [
+      [listing(''), listing('WHERE tag = :tag')],
+      [listing('WHERE id > :after'), listing('WHERE tag = :tag AND id > :after')],
+    ];
   }
 
   /** Opens (creating if needed) the store under `dataDir`; throws DataDirInUseError if another process has it. */
@@ -109,9 +124,17 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
+    return this.#write(() => this.#createInTransaction(plant));
+  }
+
+  delete(id: bigint): Promise<boolean> {
+    return this.#write(() => this.#delete.run(id).changes === 1);
+  }
+
+  #write<T>(run: () => T): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreUnavailableError('The store is closed.'));
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ plant, resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ run, resolve: resolve as (result: unknown) => void, reject });
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
         // setImmediate lets every request already read in this turn of the event loop join the batch.
@@ -125,11 +148,11 @@ export class SqlitePlantStore implements PlantStore {
     const batch = this.#queue;
     this.#queue = [];
     if (batch.length === 0) return;
-    let outcomes: CreateOutcome[];
+    let results: unknown[];
     try {
       this.#db.exec('BEGIN IMMEDIATE');
       try {
-        outcomes = batch.map(({ plant }) => this.#createInTransaction(plant));
+        results = batch.map(({ run }) => run());
         this.#db.exec('COMMIT');
       } catch (error) {
         if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
@@ -140,7 +163,7 @@ export class SqlitePlantStore implements PlantStore {
       for (const pending of batch) pending.reject(failure);
       return;
     }
-    for (const [index, pending] of batch.entries()) pending.resolve(outcomes[index] as CreateOutcome);
+    for (const [index, pending] of batch.entries()) pending.resolve(results[index]);
   }
 
   #createInTransaction(plant: StoredPlant): CreateOutcome {
@@ -153,6 +176,14 @@ export class SqlitePlantStore implements PlantStore {
   async get(id: bigint): Promise<StoredPlant | undefined> {
     const row = this.#select.get(id) as Row | undefined;
     return row && toPlant(row);
+  }
+
+  async list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
+    const statement = this.#list[after === undefined ? 0 : 1]?.[tag === undefined ? 0 : 1] as StatementSync;
+    const parameters: Record<string, bigint | number | string> = { limit };
+    if (after !== undefined) parameters.after = after;
+    if (tag !== undefined) parameters.tag = tag;
+    return (statement.all(parameters) as Row[]).map(toPlant);
   }
 
   async health(): Promise<void> {
