@@ -30,7 +30,9 @@ const describeValidationError = (error: RequestValidationError): string => {
 const methodsByPath = (): Map<string, string[]> => {
   const paths = new Map<string, string[]>();
   for (const route of Object.values(contract)) {
-    paths.set(route.path, [...(paths.get(route.path) ?? []), route.method]);
+    // Express answers HEAD wherever it answers GET.
+    const methods = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
+    paths.set(route.path, [...(paths.get(route.path) ?? []), ...methods]);
   }
   return paths;
 };
@@ -45,6 +47,7 @@ export const createApp = ({
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  app.set('query parser', 'simple');
   app.set('json replacer', exactJsonReplacer);
   app.use(requestLogger(logger));
 

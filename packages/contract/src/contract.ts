@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
-import { ApiError, NewPlant, Plant } from './schemas.ts';
+import { ListPlantsQuery, PlantIdParams } from './parameters.ts';
+import { ApiError, NewPlant, Plant, PlantWithId } from './schemas.ts';
 
 const c = initContract();
 
@@ -22,6 +23,52 @@ export const contract = c.router(
         409: ApiError,
         413: ApiError,
         415: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    listPlants: {
+      method: 'GET',
+      path: '/plants',
+      summary: 'List plants',
+      description:
+        'Answers stored plants ordered by id. When more remain, a `Link: <?limit=…&after=…>; rel="next"` header gives the next page; the body stays a plain array.',
+      query: ListPlantsQuery,
+      responses: {
+        200: PlantWithId.array(),
+        400: ApiError,
+        401: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    getPlant: {
+      method: 'GET',
+      path: '/plants/:id',
+      summary: 'Get a plant',
+      description: 'Answers the plant stored under the id, or 404.',
+      pathParams: PlantIdParams,
+      responses: {
+        200: PlantWithId,
+        400: ApiError,
+        401: ApiError,
+        404: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    deletePlant: {
+      method: 'DELETE',
+      path: '/plants/:id',
+      summary: 'Delete a plant',
+      description: 'Removes the plant stored under the id (204), or answers 404. The id may then be created again.',
+      pathParams: PlantIdParams,
+      body: c.noBody(),
+      responses: {
+        204: c.noBody(),
+        400: ApiError,
+        401: ApiError,
+        404: ApiError,
         500: ApiError,
         503: ApiError,
       },

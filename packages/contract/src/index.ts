@@ -8,4 +8,11 @@ export {
   stringifyExactJson,
 } from './exact-json.ts';
 export { INT64_MAX, INT64_MIN, Int64, isInt64 } from './int64.ts';
-export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, TAG_MAX_LENGTH } from './schemas.ts';
+export {
+  Int64Text,
+  LIST_LIMIT_DEFAULT,
+  LIST_LIMIT_MAX,
+  ListPlantsQuery,
+  PlantIdParams,
+} from './parameters.ts';
+export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';

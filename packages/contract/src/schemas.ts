@@ -35,6 +35,13 @@ export const NewPlant = z.object(
 );
 export type NewPlant = z.infer<typeof NewPlant>;
 
+/** A stored plant as reading answers it: id, name and tag. */
+export const PlantWithId = z.object({
+  id: Int64.describe('Identification number of the plant'),
+  ...plantShape,
+});
+export type PlantWithId = z.infer<typeof PlantWithId>;
+
 /**
  * The body of every failure. OpenAPI names it `Error`; in TypeScript it is `ApiError`
  * so that it never shadows the global `Error`.

@@ -15,42 +15,49 @@ expectTypeOf<{
 }>().not.toExtend<Implementation>();
 
 // A handler gets the contract's NewPlant as its body.
-s.router(contract, {
-  createPlant: async ({ body }) => {
-    expectTypeOf(body).toEqualTypeOf<NewPlant>();
-    return { status: 200, body: { name: body.name } };
-  },
+s.route(contract.createPlant, async ({ body }) => {
+  expectTypeOf(body).toEqualTypeOf<NewPlant>();
+  return { status: 200, body: { name: body.name } };
 });
 
 // Every declared failure status may be answered with an ApiError.
-s.router(contract, {
-  createPlant: async () => ({ status: 409, body: { error: 409, message: 'A plant with id 1 already exists.' } }),
-});
+s.route(contract.createPlant, async () => ({
+  status: 409,
+  body: { error: 409, message: 'A plant with id 1 already exists.' },
+}));
 
-s.router(contract, {
-  // @ts-expect-error a 200 must answer a Plant, which has a name
-  createPlant: async () => ({ status: 200, body: { title: 'Fern' } }),
-});
+// @ts-expect-error a 200 must answer a Plant, which has a name
+s.route(contract.createPlant, async () => ({ status: 200, body: { title: 'Fern' } }));
 
-s.router(contract, {
-  // @ts-expect-error a 409 must answer an ApiError, not a Plant
-  createPlant: async () => ({ status: 409, body: { name: 'Fern' } }),
-});
+// @ts-expect-error a 409 must answer an ApiError, not a Plant
+s.route(contract.createPlant, async () => ({ status: 409, body: { name: 'Fern' } }));
 
-s.router(contract, {
-  // @ts-expect-error the error code is a number
-  createPlant: async () => ({ status: 400, body: { error: '400', message: 'bad' } }),
-});
+// @ts-expect-error the error code is a number
+s.route(contract.createPlant, async () => ({ status: 400, body: { error: '400', message: 'bad' } }));
 
-s.router(contract, {
-  // @ts-expect-error 418 is not a status of the contract
-  createPlant: async () => ({ status: 418, body: { error: 418, message: 'teapot' } }),
-});
+// @ts-expect-error 418 is not a status of the contract
+s.route(contract.createPlant, async () => ({ status: 418, body: { error: 418, message: 'teapot' } }));
 
-s.router(contract, {
-  // @ts-expect-error 201 is not declared either: creation answers 200
-  createPlant: async () => ({ status: 201, body: { name: 'Fern' } }),
-});
+// @ts-expect-error 201 is not declared either: creation answers 200
+s.route(contract.createPlant, async () => ({ status: 201, body: { name: 'Fern' } }));
 
-// @ts-expect-error createPlant must be implemented
-s.router(contract, {});
+// @ts-expect-error every route of the contract must be implemented
+s.router(contract, { createPlant: async () => ({ status: 200, body: { name: 'Fern' } }) });
+
+// Reading: the path id arrives parsed to an exact bigint, the query with its defaults left to the handler.
+s.route(contract.getPlant, async ({ params }) => {
+  expectTypeOf(params.id).toEqualTypeOf<bigint>();
+  return { status: 200, body: { id: params.id, name: 'Fern' } };
+});
+s.route(contract.listPlants, async ({ query }) => {
+  expectTypeOf(query.limit).toEqualTypeOf<number | undefined>();
+  expectTypeOf(query.after).toEqualTypeOf<bigint | undefined>();
+  return { status: 200, body: [{ id: 1n, name: 'Fern' }] };
+});
+// @ts-expect-error a listed plant carries its id
+s.route(contract.listPlants, async () => ({ status: 200, body: [{ name: 'Fern' }] }));
+// @ts-expect-error GET /plants answers an array, not one plant
+s.route(contract.listPlants, async () => ({ status: 200, body: { id: 1n, name: 'Fern' } }));
+s.route(contract.deletePlant, async () => ({ status: 204, body: undefined }));
+// @ts-expect-error deletion answers 204, not 200
+s.route(contract.deletePlant, async () => ({ status: 200, body: { id: 1n, name: 'Fern' } }));

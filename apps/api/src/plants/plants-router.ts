@@ -1,12 +1,24 @@
-import { contract } from '@org/plant-contract';
+import { contract, LIST_LIMIT_DEFAULT } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
 import { jsonBody } from '../http/json-body.ts';
-import type { PlantStore, StoredPlant } from '../store/plant-store.ts';
+import type { ListOptions, PlantStore, StoredPlant } from '../store/plant-store.ts';
 
 const s = initServer();
 
 /** The contract's Plant: name and tag, without the id (the interface does not list it). */
 const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : { name, tag });
+
+const notFound = (id: bigint) => ({ status: 404 as const, body: { error: 404, message: `No plant has id ${id}.` } });
+
+/**
+ * The next page as a relative reference (`?limit=…&after=…`), which resolves against the request's
+ * own URL, so it stays right behind a proxy that mounts the API under a prefix.
+ */
+const nextPageLink = ({ limit, tag }: ListOptions, after: bigint): string => {
+  const query = new URLSearchParams({ limit: String(limit), after: String(after) });
+  if (tag !== undefined) query.set('tag', tag);
+  return `<?${query}>; rel="next"`;
+};
 
 export const createPlantsRouter = (store: PlantStore, bodyLimit?: number) =>
   s.router(contract, {
@@ -24,5 +36,27 @@ export const createPlantsRouter = (store: PlantStore, bodyLimit?: number) =>
         }
         return { status: 200, body: toPlant(result.plant) };
       },
+    },
+
+    listPlants: async ({ query, res }) => {
+      const options: ListOptions = { limit: query.limit ?? LIST_LIMIT_DEFAULT };
+      if (query.after !== undefined) options.after = query.after;
+      if (query.tag !== undefined) options.tag = query.tag;
+      // One extra row tells whether a next page exists, so no empty last page is announced.
+      const plants = await store.list({ ...options, limit: options.limit + 1 });
+      const page = plants.slice(0, options.limit);
+      const last = page.at(-1);
+      if (plants.length > options.limit && last) res.setHeader('Link', nextPageLink(options, last.id));
+      return { status: 200, body: page };
+    },
+
+    getPlant: async ({ params }) => {
+      const plant = await store.get(params.id);
+      return plant ? { status: 200, body: plant } : notFound(params.id);
+    },
+
+    deletePlant: async ({ params }) => {
+      const deleted = await store.delete(params.id);
+      return deleted ? { status: 204, body: undefined } : notFound(params.id);
     },
   });
