@@ -1,4 +1,4 @@
-import type { NewPlant, Plant, PlantContract } from '@org/plant-contract';
+import type { NewPlant, Plant, PlantContract, PlantWithId } from '@org/plant-contract';
 import type { ClientInferRequest, ClientInferResponseBody } from '@ts-rest/core';
 import { expectTypeOf } from 'vitest';
 import { createPlantClient } from './plant-client.ts';
@@ -30,3 +30,15 @@ void client.createPlant({ id: 1, name: 'Fern', tag: 3 });
 
 // @ts-expect-error a token is required
 createPlantClient({ baseUrl: 'https://plants.example.com' });
+
+// Reading follows the contract's 200 bodies, so a change to PlantWithId reaches the client.
+expectTypeOf(client.getPlant).returns.resolves.toEqualTypeOf<PlantWithId>();
+expectTypeOf(client.getPlant).returns.resolves.toEqualTypeOf<ClientInferResponseBody<PlantContract['getPlant'], 200>>();
+expectTypeOf(client.listPlants()).toEqualTypeOf<AsyncIterableIterator<PlantWithId>>();
+expectTypeOf<PlantWithId[]>().toEqualTypeOf<ClientInferResponseBody<PlantContract['listPlants'], 200>>();
+expectTypeOf(client.deletePlant).returns.resolves.toEqualTypeOf<void>();
+expectTypeOf(client.getPlant).parameter(0).toEqualTypeOf<number | bigint>();
+// @ts-expect-error ids are numbers or bigints, never strings
+void client.getPlant('1');
+// @ts-expect-error the page size is a number
+void client.listPlants({ pageSize: '10' });
