@@ -5,6 +5,9 @@ import { Int64 } from './int64.ts';
 export const NAME_MAX_LENGTH = 200;
 export const TAG_MAX_LENGTH = 100;
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
 const text = (description: string, max: number) =>
   z
     .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
@@ -12,6 +15,8 @@ const text = (description: string, max: number) =>
     .max(max, `must be at most ${max} characters`)
     // A lone surrogate cannot be stored as UTF-8: it would come back as U+FFFD, a different name.
     .refine((value) => value.isWellFormed(), 'must be valid Unicode text (no lone surrogates)')
+    // Control characters (NUL, newlines, escape codes…) have no place in a name and break logs and terminals.
+    .refine((value) => !CONTROL_CHARACTER.test(value), 'must not contain control characters')
     .describe(description);
 
 const plantShape = {

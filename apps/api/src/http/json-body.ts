@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { parseExactJson } from '@org/plant-contract';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from './http-error.ts';
+import { jsonShapeProblem } from './json-shape.ts';
 
 /** The largest accepted request body, in bytes after any gzip/deflate decoding. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -46,8 +47,9 @@ export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
     } catch {
       throw new HttpError(400, 'The request body is not valid UTF-8.');
     }
+    let body: unknown;
     try {
-      req.body = parseExactJson(text);
+      body = parseExactJson(text);
     } catch (error) {
       // V8's message quotes the input; only the position is worth passing back.
       const position = /at position (\d+)/.exec((error as SyntaxError).message)?.[1];
@@ -56,6 +58,9 @@ export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
         `The request body is not valid JSON${position ? ` (error at position ${position})` : ''}.`,
       );
     }
+    const problem = jsonShapeProblem(text);
+    if (problem) throw new HttpError(400, problem);
+    req.body = body;
     next();
   },
 ];

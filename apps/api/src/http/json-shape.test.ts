@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { jsonShapeProblem, MAX_JSON_DEPTH } from './json-shape.ts';
+
+const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+describe('jsonShapeProblem', () => {
+  it.each([
+    '{"id":1,"name":"Fern","tag":"a"}',
+    '{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}',
+    '{"name":"has \\"quotes\\", commas, {braces} and [brackets]","id":1}',
+    '{"k":"\\\\"}',
+    '[1,"a",{"x":1},{"x":2}]',
+    '"just a string"',
+    nested(MAX_JSON_DEPTH),
+    ' { "id" : 1 , "name" : "spaced" } ',
+  ])('accepts %s', (text) => {
+    expect(jsonShapeProblem(text)).toBeUndefined();
+  });
+
+  it.each([
+    ['{"id":1,"id":2}', /key "id" twice/],
+    ['{"id":1,"name":"a","\\u0069d":2}', /key "id" twice/],
+    ['{"outer":{"x":1,"y":2,"x":3}}', /key "x" twice/],
+    ['[{"a":1,"a":1}]', /key "a" twice/],
+    [nested(MAX_JSON_DEPTH + 1), /nested deeper than 32 levels/],
+    [`{"id":1,"name":"x","extra":${nested(5000)}}`, /nested deeper/],
+  ])('refuses %s', (text, problem) => {
+    expect(jsonShapeProblem(text)).toMatch(problem);
+  });
+
+  it('scopes keys to their own object', () => {
+    expect(jsonShapeProblem('{"a":{"b":1},"b":{"a":1}}')).toBeUndefined();
+  });
+});
