@@ -3,9 +3,10 @@ import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/ex
 import express, { type Express } from 'express';
 import { type Logger, pino } from 'pino';
 import { bearerAuth } from './auth/bearer-auth.ts';
-import { errorHandler, methodNotAllowed, notFound } from './http/error-handler.ts';
+import { errorHandler, notFound, otherMethods } from './http/error-handler.ts';
 import { sendError } from './http/http-error.ts';
 import { requestLogger } from './http/request-logger.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { validationMessage } from './http/validation-message.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
@@ -26,7 +27,7 @@ const describeValidationError = (error: RequestValidationError): string => {
   return error.body ? validationMessage('request body', error.body) : 'Invalid request.';
 };
 
-/** Methods per path, from the contract, so unsupported methods get 405 with `Allow`. */
+/** Methods per path, from the contract, so other methods get 405 (OPTIONS 204) with `Allow`. */
 const methodsByPath = (): Map<string, string[]> => {
   const paths = new Map<string, string[]>();
   for (const route of Object.values(contract)) {
@@ -50,13 +51,14 @@ export const createApp = ({
   app.set('query parser', 'simple');
   app.set('json replacer', exactJsonReplacer);
   app.use(requestLogger(logger));
+  app.use(securityHeaders);
 
   createExpressEndpoints(contract, createPlantsRouter(store, bodyLimit), app, {
     logInitialization: false,
     globalMiddleware: [bearerAuth(verifyToken)],
     requestValidationErrorHandler: (error, _req, res) => sendError(res, 400, describeValidationError(error)),
   });
-  for (const [path, methods] of methodsByPath()) app.all(path, methodNotAllowed(methods));
+  for (const [path, methods] of methodsByPath()) app.all(path, otherMethods(methods));
 
   app.use(notFound);
   app.use(errorHandler);

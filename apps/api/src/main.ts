@@ -4,6 +4,7 @@ import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { createTokenVerifier } from './auth/token-hash.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { answerClientErrors } from './http/client-errors.ts';
 import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
 
 /** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
@@ -24,6 +25,7 @@ const start = () => {
   const app = createApp({ store, verifyToken: createTokenVerifier(tokens.hashes), logger });
 
   const server = app.listen(config.port, config.host);
+  answerClientErrors(server);
   server.on('error', (error: NodeJS.ErrnoException) => {
     fail(`Cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}.`);
   });

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { createPlantClient, PlantApiError } from '@org/plant-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -141,11 +142,80 @@ describe('bearer authentication over HTTP', () => {
       headers: { 'content-type': 'application/json' },
       body: VALID_BODY,
     });
-    const { challenge } = await expectError(response, 401);
-    expect(challenge).toBe(BARE_CHALLENGE);
+    const { message, challenge } = await expectError(response, 400);
+    expect(message).toMatch(/query string/);
+    expect(challenge).toContain('error="invalid_request"');
+    await expectNotStored();
+  });
+
+  it('refuses a token in the query string even beside a valid header', async () => {
+    const response = await fetch(`${server.url}/plants?access_token=${TEST_TOKEN}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_TOKEN}` },
+      body: VALID_BODY,
+    });
+    expect((await expectError(response, 400)).message).toMatch(/query string/);
+    await expectNotStored();
+  });
+
+  it('refuses two Authorization headers, even when one is valid', async () => {
+    const response = await rawRequest(
+      [
+        'POST /plants HTTP/1.1',
+        `Authorization: Bearer ${TEST_TOKEN}`,
+        'Authorization: Bearer another-token-0123456789',
+        'Content-Type: application/json',
+        `Content-Length: ${VALID_BODY.length}`,
+      ],
+      VALID_BODY,
+    );
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      error: 400,
+      message: expect.stringMatching(/exactly one Authorization header/),
+    });
+    expect(response.headers['www-authenticate']).toContain('error="invalid_request"');
+    await expectNotStored();
+  });
+
+  it('answers oversized headers with 431 and the Error body, never 500', async () => {
+    const response = await rawRequest(
+      [
+        'POST /plants HTTP/1.1',
+        `Authorization: Bearer ${'a'.repeat(20_000)}`,
+        'Content-Type: application/json',
+        `Content-Length: ${VALID_BODY.length}`,
+      ],
+      VALID_BODY,
+    );
+    expect(response.status).toBe(431);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toStrictEqual({ error: 431, message: 'The request headers are too large.' });
     await expectNotStored();
   });
 });
+
+/** Sends raw HTTP/1.1 (fetch cannot send duplicate or oversized headers) and parses the answer. */
+const rawRequest = (head: string[], body: string) =>
+  new Promise<{ status: number; headers: Record<string, string>; body: unknown }>((resolve, reject) => {
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.end(`${[...head, 'Host: 127.0.0.1', 'Connection: close'].join('\r\n')}\r\n\r\n${body}`);
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [headText = '', bodyText = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = headText.split('\r\n');
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(bodyText) });
+    });
+    socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
+  });
 
 describe('authentication is decided before the body is read', () => {
   const cases: [label: string, headers: Record<string, string>, body: string | Uint8Array<ArrayBuffer>][] = [

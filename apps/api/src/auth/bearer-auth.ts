@@ -20,6 +20,16 @@ const challenge = (error?: { code: string; description: string }): Record<string
 export const bearerAuth =
   (verify: (token: string) => boolean): RequestHandler =>
   (req, _res, next) => {
+    if (req.query.access_token !== undefined) {
+      // RFC 6750 §2.3 allows it, but URLs end up in logs, histories and proxies: refuse it.
+      const description = 'Send the token in the Authorization header, not in the query string.';
+      throw new HttpError(400, description, challenge({ code: 'invalid_request', description }));
+    }
+    if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
+      // Node keeps only the first of several Authorization headers; which one was meant is unclear.
+      const description = 'Send exactly one Authorization header.';
+      throw new HttpError(400, description, challenge({ code: 'invalid_request', description }));
+    }
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === '') {
       throw new HttpError(401, 'Authentication is required: send Authorization: Bearer <token>.', challenge());

@@ -43,11 +43,17 @@ export const notFound: RequestHandler = (_req, res) => {
   sendError(res, 404, 'No operation exists at this path.');
 };
 
-/** Answers 405 with `Allow` for a known path asked with a method it does not support. */
-export const methodNotAllowed =
-  (allowed: readonly string[]): RequestHandler =>
-  (req, res) => {
-    sendError(res, 405, `${req.method} is not allowed here; allowed: ${allowed.join(', ')}.`, {
-      Allow: allowed.join(', '),
-    });
+/**
+ * Answers a known path asked with a method it does not support: OPTIONS gets 204 with `Allow`,
+ * anything else 405 with `Allow`.
+ */
+export const otherMethods = (supported: readonly string[]): RequestHandler => {
+  const allow = [...supported, 'OPTIONS'].join(', ');
+  return (req, res) => {
+    if (req.method === 'OPTIONS') {
+      res.set('Allow', allow).status(204).end();
+      return;
+    }
+    sendError(res, 405, `${req.method} is not allowed here; allowed: ${allow}.`, { Allow: allow });
   };
+};

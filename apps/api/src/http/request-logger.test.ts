@@ -60,6 +60,15 @@ describe('request logging', () => {
     expect(text.toLowerCase()).not.toContain('authorization');
   });
 
+  it('redacts a token sent in the query string (which is refused) from the logged URL', async () => {
+    const { url, lines } = await startLogged();
+    const response = await post(`${url}?limit=1&access_token=leaked-token-value-123`, {});
+    expect(response.status).toBe(400);
+    const text = lines.join('\n');
+    expect(text).not.toContain('leaked-token-value-123');
+    expect(text).toContain('access_token=[redacted]');
+  });
+
   it('reuses a sane incoming X-Request-Id and replaces an unsafe one', async () => {
     const { url, lines } = await startLogged();
     const reused = await post(url, { authorization: `Bearer ${TOKEN}`, 'x-request-id': 'trace-42.a:b' });

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** A token sent in the query string is refused, and must not be logged either. */
+const TOKEN_IN_QUERY = /([?&]access_token=)[^&#]*/gi;
 
 /**
  * One structured log line per request, with a request id that is reused from `X-Request-Id` when
@@ -19,7 +21,11 @@ export const requestLogger = (logger: Logger): RequestHandler =>
       return id;
     },
     serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+      req: (req: { id: string; method: string; url: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: req.url.replace(TOKEN_IN_QUERY, '$1[redacted]'),
+      }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),

@@ -418,12 +418,15 @@ describe('POST /plants media type and encoding', () => {
 });
 
 describe('other methods and paths', () => {
-  it.each(['PUT', 'DELETE', 'PATCH'])('answers %s /plants with 405 and Allow: POST, GET, HEAD', async (method) => {
-    const response = await send({ method, body: '{"id":40,"name":"x"}' });
-    expect(response.headers.get('allow')).toBe('POST, GET, HEAD');
-    await expectError(response, 405, new RegExp(`^${method} is not allowed`));
-    await expectNothingStored(40n);
-  });
+  it.each(['PUT', 'DELETE', 'PATCH'])(
+    'answers %s /plants with 405 and Allow: POST, GET, HEAD, OPTIONS',
+    async (method) => {
+      const response = await send({ method, body: '{"id":40,"name":"x"}' });
+      expect(response.headers.get('allow')).toBe('POST, GET, HEAD, OPTIONS');
+      await expectError(response, 405, new RegExp(`^${method} is not allowed`));
+      await expectNothingStored(40n);
+    },
+  );
 
   it.each([
     ['POST', '/plant'],

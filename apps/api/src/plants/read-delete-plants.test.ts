@@ -186,9 +186,44 @@ describe('DELETE /plants/{id}', () => {
 });
 
 describe('other methods on /plants/{id}', () => {
-  it.each(['POST', 'PUT', 'PATCH'])('answers %s with 405 and Allow: GET, HEAD, DELETE', async (method) => {
+  it.each(['POST', 'PUT', 'PATCH'])('answers %s with 405 and Allow: GET, HEAD, DELETE, OPTIONS', async (method) => {
     const response = await get('/plants/3', { method, headers: { 'content-type': 'application/json' }, body: '{}' });
-    expect(response.headers.get('allow')).toBe('GET, HEAD, DELETE');
+    expect(response.headers.get('allow')).toBe('GET, HEAD, DELETE, OPTIONS');
     await expectError(response, 405, new RegExp(`^${method} is not allowed`));
+  });
+});
+
+describe('OPTIONS and HEAD', () => {
+  it.each([
+    ['/plants', 'POST, GET, HEAD, OPTIONS'],
+    ['/plants/3', 'GET, HEAD, DELETE, OPTIONS'],
+  ])('answers OPTIONS %s with 204 and Allow, without needing a token', async (path, allow) => {
+    const response = await fetch(`${server.url}${path}`, { method: 'OPTIONS' });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('allow')).toBe(allow);
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers HEAD like GET, without a body', async () => {
+    await seed();
+    const head = await get('/plants/3', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await head.text()).toBe('');
+    const unauthenticated = await fetch(`${server.url}/plants/3`, { method: 'HEAD' });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('www-authenticate')).toBe('Bearer realm="plant-store"');
+  });
+});
+
+describe('headers of a JSON API', () => {
+  it('sends no-store, nosniff and a locked-down CSP on answers and errors alike, and no X-Powered-By', async () => {
+    for (const response of [await get('/plants'), await get('/plants/42'), await fetch(`${server.url}/nowhere`)]) {
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('x-powered-by')).toBeNull();
+    }
   });
 });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../app.ts';
 import { createTokenVerifier, hashToken } from '../auth/token-hash.ts';
+import { answerClientErrors } from '../http/client-errors.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
@@ -28,6 +29,7 @@ export const startTestServer = async (dataDir = makeDataDir()): Promise<TestServ
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening)).once('error', reject);
   });
+  answerClientErrors(server);
   const { port } = server.address() as AddressInfo;
   let stopped = false;
   const stop = async () => {
