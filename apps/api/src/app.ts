@@ -2,7 +2,9 @@ import { contract, exactJsonReplacer } from '@org/plant-contract';
 import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
 import express, { type Express } from 'express';
 import { type Logger, pino } from 'pino';
+import type { Authenticator } from './auth/authenticator.ts';
 import { bearerAuth } from './auth/bearer-auth.ts';
+import { RateLimiter } from './auth/rate-limiter.ts';
 import { errorHandler, notFound, otherMethods } from './http/error-handler.ts';
 import { sendError } from './http/http-error.ts';
 import { requestLogger } from './http/request-logger.ts';
@@ -13,8 +15,14 @@ import type { PlantStore } from './store/plant-store.ts';
 
 export type AppOptions = {
   store: PlantStore;
-  /** Decides whether a bearer token is accepted; see createTokenVerifier. */
-  verifyToken: (token: string) => boolean;
+  /** Decides whether a bearer token is accepted: staticTokens, jwtAuthenticator, or both combined. */
+  authenticate: Authenticator;
+  /** Requests per second per token (bursts of twice that); 0 for no limit. Default 1000. */
+  rateLimitPerToken?: number;
+  /** Failed authentications per minute per client address; 0 for no limit. Default 60. */
+  authFailuresPerMinute?: number;
+  /** Whether tokens must carry plants:read / plants:write scopes (JWT mode). */
+  requireScopes?: boolean;
   logger?: Logger;
   /** Request body limit in bytes; defaults to BODY_LIMIT_BYTES. */
   bodyLimit?: number;
@@ -41,7 +49,10 @@ const methodsByPath = (): Map<string, string[]> => {
 /** Builds the Plant Store HTTP app without listening; the caller owns the server and the store. */
 export const createApp = ({
   store,
-  verifyToken,
+  authenticate,
+  rateLimitPerToken = 1000,
+  authFailuresPerMinute = 60,
+  requireScopes = false,
   logger = pino({ enabled: false }),
   bodyLimit,
 }: AppOptions): Express => {
@@ -55,7 +66,18 @@ export const createApp = ({
 
   createExpressEndpoints(contract, createPlantsRouter(store, bodyLimit), app, {
     logInitialization: false,
-    globalMiddleware: [bearerAuth(verifyToken)],
+    globalMiddleware: [
+      bearerAuth({
+        authenticate,
+        requireScopes,
+        ...(rateLimitPerToken > 0 && {
+          perToken: new RateLimiter({ perSecond: rateLimitPerToken, burst: 2 * rateLimitPerToken }),
+        }),
+        ...(authFailuresPerMinute > 0 && {
+          failuresPerAddress: new RateLimiter({ perSecond: authFailuresPerMinute / 60, burst: authFailuresPerMinute }),
+        }),
+      }),
+    ],
     requestValidationErrorHandler: (error, _req, res) => sendError(res, 400, describeValidationError(error)),
   });
   for (const [path, methods] of methodsByPath()) app.all(path, otherMethods(methods));

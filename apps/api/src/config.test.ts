@@ -9,6 +9,9 @@ describe('loadConfig', () => {
       apiTokens: [],
       dataDir: './data',
       logLevel: 'info',
+      rateLimitPerToken: 1000,
+      authFailuresPerMinute: 60,
+      requireScopes: false,
     });
   });
 
@@ -20,12 +23,44 @@ describe('loadConfig', () => {
       PLANT_DATA_DIR: '/var/lib/plants',
       LOG_LEVEL: 'warn',
     });
-    expect(config).toEqual({
+    expect(config).toMatchObject({
       port: 4000,
       host: '0.0.0.0',
       apiTokens: ['first-token-0123456789', 'second-token-0123456789'],
       dataDir: '/var/lib/plants',
       logLevel: 'warn',
+    });
+  });
+
+  it('accepts tokens given as SHA-256 digests', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    expect(loadConfig({ PLANT_API_TOKENS: `${digest},plain-token-0123456789` }).apiTokens).toEqual([
+      digest,
+      'plain-token-0123456789',
+    ]);
+  });
+
+  it('reads rate limits and JWT settings', () => {
+    expect(
+      loadConfig({
+        PLANT_RATE_LIMIT_PER_TOKEN: '0',
+        PLANT_AUTH_FAILURES_PER_MINUTE: '5.5',
+        PLANT_API_JWKS_URL: 'https://issuer.example.com/.well-known/jwks.json',
+        PLANT_API_JWT_ISSUER: 'https://issuer.example.com/',
+        PLANT_API_JWT_AUDIENCE: 'plant-store',
+        PLANT_API_JWT_ALGORITHMS: 'ES256, RS256',
+        PLANT_API_JWT_REQUIRE_SCOPES: 'true',
+      }),
+    ).toMatchObject({
+      rateLimitPerToken: 0,
+      authFailuresPerMinute: 5.5,
+      requireScopes: true,
+      jwt: {
+        jwksUrl: 'https://issuer.example.com/.well-known/jwks.json',
+        issuer: 'https://issuer.example.com/',
+        audience: 'plant-store',
+        algorithms: ['ES256', 'RS256'],
+      },
     });
   });
 
@@ -45,6 +80,21 @@ describe('loadConfig', () => {
       /^Invalid configuration: PLANT_API_TOKENS must be a comma-separated list of tokens/,
     ],
     [{ PLANT_API_TOKENS: 'has a space in it, really long' }, /^Invalid configuration: PLANT_API_TOKENS /],
+    [{ PLANT_API_TOKENS: 'sha256:abc' }, /^Invalid configuration: PLANT_API_TOKENS /],
+    [{ PLANT_RATE_LIMIT_PER_TOKEN: '-1' }, /^Invalid configuration: PLANT_RATE_LIMIT_PER_TOKEN must be a non-negative/],
+    [{ PLANT_API_JWKS_URL: 'ftp://x/keys' }, /^Invalid configuration: PLANT_API_JWKS_URL must be an http\(s\) URL\.$/],
+    [{ PLANT_API_JWKS_URL: 'https://x/keys' }, /^Invalid configuration: PLANT_API_JWT_ISSUER is required with/],
+    [
+      {
+        PLANT_API_JWKS_URL: 'https://x/keys',
+        PLANT_API_JWT_ISSUER: 'x',
+        PLANT_API_JWT_AUDIENCE: 'y',
+        PLANT_API_JWT_ALGORITHMS: 'none',
+      },
+      /^Invalid configuration: PLANT_API_JWT_ALGORITHMS must be/,
+    ],
+    [{ PLANT_API_JWT_REQUIRE_SCOPES: 'true' }, /needs PLANT_API_JWKS_URL/],
+    [{ PLANT_API_JWT_REQUIRE_SCOPES: 'yes' }, /PLANT_API_JWT_REQUIRE_SCOPES must be true or false/],
   ])('rejects %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

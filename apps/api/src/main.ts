@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
-import { createTokenVerifier } from './auth/token-hash.ts';
+import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
+import { jwtAuthenticator } from './auth/jwt-authenticator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
@@ -21,8 +22,20 @@ const start = () => {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.logLevel });
   const store = SqlitePlantStore.open(config.dataDir);
-  const tokens = resolveApiTokens(config.apiTokens, config.dataDir);
-  const app = createApp({ store, verifyToken: createTokenVerifier(tokens.hashes), logger });
+  // With only JWTs configured there is no static token to generate: the service is not open.
+  const tokens =
+    config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);
+  const authenticators: { tokens?: Authenticator; jwt?: Authenticator } = {};
+  if (tokens) authenticators.tokens = staticTokens(tokens.hashes);
+  if (config.jwt) authenticators.jwt = jwtAuthenticator(config.jwt);
+  const app = createApp({
+    store,
+    authenticate: combineAuthenticators(authenticators),
+    rateLimitPerToken: config.rateLimitPerToken,
+    authFailuresPerMinute: config.authFailuresPerMinute,
+    requireScopes: config.requireScopes,
+    logger,
+  });
 
   const server = app.listen(config.port, config.host);
   answerClientErrors(server);
@@ -34,7 +47,7 @@ const start = () => {
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const url = `http://${host}:${port}`;
     logger.info({ url, dataDir: config.dataDir }, 'plant store listening');
-    if (tokens.generatedToken !== undefined) {
+    if (tokens?.generatedToken !== undefined) {
       console.log(
         [
           '',
@@ -49,7 +62,7 @@ const start = () => {
           '',
         ].join('\n'),
       );
-    } else if (tokens.hashFile !== undefined) {
+    } else if (tokens?.hashFile !== undefined) {
       logger.info(
         { hashFile: tokens.hashFile },
         'accepting the token generated on first start; set PLANT_API_TOKENS to choose tokens, or delete the file for a new one',

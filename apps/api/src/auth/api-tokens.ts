@@ -16,11 +16,19 @@ export type ApiTokens = {
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 /**
- * The tokens the service accepts: those configured, or else one generated on first start whose
+ * The tokens the service accepts: those configured (plain, or `sha256:<hex>`), or else one generated on first start whose
  * SHA-256 alone is kept in the data directory, so the service never runs open.
  */
 export const resolveApiTokens = (configured: readonly string[], dataDir: string): ApiTokens => {
-  if (configured.length > 0) return { hashes: configured.map(hashToken) };
+  if (configured.length > 0) {
+    return {
+      hashes: configured.map((entry) =>
+        entry.toLowerCase().startsWith('sha256:')
+          ? Buffer.from(entry.slice('sha256:'.length), 'hex')
+          : hashToken(entry),
+      ),
+    };
+  }
   const hashFile = join(dataDir, TOKEN_HASH_FILE);
   let stored: string | undefined;
   try {

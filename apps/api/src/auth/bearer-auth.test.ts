@@ -9,8 +9,9 @@ import { createApp } from '../app.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
 import { makeDataDir, startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
+import { staticTokens } from './authenticator.ts';
 import { REALM } from './bearer-auth.ts';
-import { createTokenVerifier, hashToken } from './token-hash.ts';
+import { hashToken } from './token-hash.ts';
 
 const BARE_CHALLENGE = `Bearer realm="${REALM}"`;
 const VALID_BODY = '{"id":1,"name":"Monstera"}';
@@ -254,7 +255,7 @@ describe('several configured tokens', () => {
     store = SqlitePlantStore.open(dataDir);
     const listening = createApp({
       store,
-      verifyToken: createTokenVerifier([hashToken(first), hashToken(second)]),
+      authenticate: staticTokens([hashToken(first), hashToken(second)]),
     }).listen(0, '127.0.0.1');
     app = listening;
     await new Promise((resolve) => listening.once('listening', resolve));

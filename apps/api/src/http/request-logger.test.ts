@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
-import { createTokenVerifier, hashToken } from '../auth/token-hash.ts';
+import { staticTokens } from '../auth/authenticator.ts';
+import { hashToken } from '../auth/token-hash.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 
 const TOKEN = 'log-test-token-0123456789';
@@ -24,7 +25,7 @@ const startLogged = async () => {
   });
   const app = createApp({
     store: memoryStore,
-    verifyToken: createTokenVerifier([hashToken(TOKEN)]),
+    authenticate: staticTokens([hashToken(TOKEN)]),
     logger: pino({ level: 'info' }, sink),
   });
   server = app.listen(0, '127.0.0.1');

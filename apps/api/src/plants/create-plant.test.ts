@@ -5,7 +5,8 @@ import { createPlantClient, PlantApiError, PlantClientError } from '@org/plant-c
 import { INT64_MAX, INT64_MIN, NAME_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
-import { createTokenVerifier, hashToken } from '../auth/token-hash.ts';
+import { staticTokens } from '../auth/authenticator.ts';
+import { hashToken } from '../auth/token-hash.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
@@ -475,10 +476,7 @@ describe('store failures', () => {
 
   const serveWith = async (create: PlantStore['create']) => {
     const store = fakeStore({ create });
-    const listening = createApp({ store, verifyToken: createTokenVerifier([hashToken(TEST_TOKEN)]) }).listen(
-      0,
-      '127.0.0.1',
-    );
+    const listening = createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) }).listen(0, '127.0.0.1');
     app = listening;
     await new Promise((resolve) => listening.once('listening', resolve));
     const { port } = listening.address() as AddressInfo;

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../app.ts';
-import { createTokenVerifier, hashToken } from '../auth/token-hash.ts';
+import { staticTokens } from '../auth/authenticator.ts';
+import { hashToken } from '../auth/token-hash.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
 
@@ -25,7 +26,7 @@ export const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-api-t
 /** The real app on a real SQLite store in a temporary directory, listening on 127.0.0.1:<ephemeral>. */
 export const startTestServer = async (dataDir = makeDataDir()): Promise<TestServer> => {
   const store = SqlitePlantStore.open(dataDir);
-  const app = createApp({ store, verifyToken: createTokenVerifier([hashToken(TEST_TOKEN)]) });
+  const app = createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening)).once('error', reject);
   });

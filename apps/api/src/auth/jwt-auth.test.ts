@@ -1,0 +1,170 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../app.ts';
+import type { StoredPlant } from '../store/plant-store.ts';
+import { expectError } from '../testing/expect-error.ts';
+import { fakeStore } from '../testing/fake-store.ts';
+import { combineAuthenticators, staticTokens } from './authenticator.ts';
+import { jwtAuthenticator } from './jwt-authenticator.ts';
+import { hashToken } from './token-hash.ts';
+
+const ISSUER = 'https://issuer.test/';
+const AUDIENCE = 'plant-store';
+const STATIC_TOKEN = 'static-token-0123456789';
+
+const listen = (server: Server) =>
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+const close = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+
+let keys: Awaited<ReturnType<typeof generateKeyPair>>;
+let otherKeys: Awaited<ReturnType<typeof generateKeyPair>>;
+let jwksServer: Server;
+let jwksUrl: string;
+
+beforeAll(async () => {
+  keys = await generateKeyPair('RS256', { extractable: true });
+  otherKeys = await generateKeyPair('RS256', { extractable: true });
+  const jwk: JWK = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+  jwksServer = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ keys: [jwk] }));
+  });
+  jwksUrl = `${await listen(jwksServer)}/jwks.json`;
+});
+afterAll(async () => {
+  await close(jwksServer);
+});
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map(close));
+});
+
+const startApp = async ({ url = jwksUrl, requireScopes = false } = {}) => {
+  const created: StoredPlant[] = [];
+  const app = createApp({
+    store: fakeStore({
+      create: async (plant) => {
+        created.push(plant);
+        return { outcome: 'created', plant };
+      },
+    }),
+    authenticate: combineAuthenticators({
+      tokens: staticTokens([hashToken(STATIC_TOKEN)]),
+      jwt: jwtAuthenticator({
+        jwksUrl: url,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        algorithms: ['RS256'],
+        jwksTimeoutMs: 1000,
+      }),
+    }),
+    requireScopes,
+  });
+  const server = createServer(app);
+  servers.push(server);
+  const base = await listen(server);
+  const send = (token: string, method = 'POST') =>
+    fetch(`${base}/plants`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(method === 'POST' && { body: '{"id":1,"name":"Fern"}' }),
+    });
+  return { send, created };
+};
+
+type Claims = { scope?: string; [claim: string]: unknown };
+const sign = (
+  claims: Claims = {},
+  { key = keys.privateKey, kid = 'k1', issuer = ISSUER, audience = AUDIENCE, expires = '5m', notBefore = '0s' } = {},
+) =>
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid })
+    .setSubject('client-42')
+    .setIssuer(issuer)
+    .setAudience(audience)
+    .setIssuedAt()
+    .setNotBefore(notBefore)
+    .setExpirationTime(expires)
+    .sign(key);
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+const expectInvalidToken = async (response: Response) => {
+  await expectError(response, 401, /invalid/);
+  expect(response.headers.get('www-authenticate')).toContain('error="invalid_token"');
+};
+
+describe('JWT bearer tokens', () => {
+  it('accepts a valid token, and static tokens beside it', async () => {
+    const { send, created } = await startApp();
+    expect((await send(await sign())).status).toBe(200);
+    expect((await send(STATIC_TOKEN)).status).toBe(200);
+    expect(created).toHaveLength(2);
+  });
+
+  it.each([
+    ['expired', () => sign({}, { expires: '-1m' })],
+    ['not yet valid', () => sign({}, { notBefore: '10m' })],
+    ['from another issuer', () => sign({}, { issuer: 'https://evil.test/' })],
+    ['for another audience', () => sign({}, { audience: 'someone-else' })],
+    ['signed with an unknown key id', () => sign({}, { kid: 'k2' })],
+    ['signed by another key under the known id', () => sign({}, { key: otherKeys.privateKey })],
+  ])('refuses a token %s with 401 invalid_token and stores nothing', async (_label, token) => {
+    const { send, created } = await startApp();
+    await expectInvalidToken(await send(await token()));
+    expect(created).toHaveLength(0);
+  });
+
+  it('refuses alg none, a tampered payload, and a shared-secret token signed with the public key', async () => {
+    const { send, created } = await startApp();
+    const valid = await sign();
+    const [header, payload, signature] = valid.split('.');
+    const unsigned = `${base64url({ alg: 'none', typ: 'JWT' })}.${payload}.`;
+    const tampered = `${header}.${base64url({ sub: 'admin', iss: ISSUER, aud: AUDIENCE, exp: 9_999_999_999 })}.${signature}`;
+    const publicPem = Buffer.from(JSON.stringify(await exportJWK(keys.publicKey)));
+    const confused = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('5m')
+      .sign(publicPem);
+    for (const token of [unsigned, tampered, confused]) await expectInvalidToken(await send(token));
+    expect(created).toHaveLength(0);
+  });
+
+  it('answers 503 with Retry-After, never 200, when the JWKS cannot be fetched', async () => {
+    const down = createServer();
+    const url = `${await listen(down)}/jwks.json`;
+    await close(down);
+    const { send, created } = await startApp({ url });
+    const response = await send(await sign());
+    await expectError(response, 503, /retry/);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(created).toHaveLength(0);
+  });
+
+  it('requires plants:write to write and plants:read to read when scopes are enforced', async () => {
+    const { send, created } = await startApp({ requireScopes: true });
+    const reader = await sign({ scope: 'plants:read' });
+    const response = await send(reader);
+    await expectError(response, 403, /plants:write/);
+    expect(response.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    expect(response.headers.get('www-authenticate')).toContain('scope="plants:write"');
+    expect((await send(reader, 'GET')).status).toBe(200);
+    await expectError(await send(await sign({ scope: 'other' }), 'GET'), 403, /plants:read/);
+    expect((await send(await sign({ scope: 'plants:read plants:write' }))).status).toBe(200);
+    expect((await send(await sign({ scp: ['plants:write'] }))).status).toBe(200);
+    // Static tokens are not scoped: they may do everything.
+    expect((await send(STATIC_TOKEN)).status).toBe(200);
+    expect(created).toHaveLength(3);
+  });
+});
