@@ -284,7 +284,7 @@ describe('main: the plant store process', () => {
     expect(await stop(second)).toStrictEqual({ code: 0, signal: null });
   }, 20_000);
 
-  it('loses no acknowledged plant when killed with SIGKILL mid-load, three times over', async () => {
+  it('loses no acknowledged plant when killed with SIGKILL mid-load, five times over', async () => {
     const dataDir = makeDataDir();
     const plantFor = (round: number, index: number): NewPlant & { id: bigint } => {
       // Ids beyond 2^53 so that exactness is part of what survives.
@@ -295,7 +295,7 @@ describe('main: the plant store process', () => {
     };
     const acknowledgedAll: (NewPlant & { id: bigint })[] = [];
 
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 5; round++) {
       const server = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
       const client = createPlantClient({ baseUrl: server.url, token: TOKEN, timeoutMs: 5_000 });
       const acknowledged: (NewPlant & { id: bigint })[] = [];
