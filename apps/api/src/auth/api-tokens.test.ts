@@ -44,6 +44,15 @@ describe('resolveApiTokens', () => {
     expect(() => statSync(dataDir)).toThrow(/ENOENT/);
   });
 
+  it('takes sha256:<hex> entries as the digest of a token, so no plaintext needs configuring', () => {
+    const digest = hashToken('hashed-secret-token').toString('hex');
+    const tokens = resolveApiTokens([`sha256:${digest.toUpperCase()}`, 'plain-token'], root);
+    const verify = createTokenVerifier(tokens.hashes);
+    expect(verify('hashed-secret-token')).toBe(true);
+    expect(verify('plain-token')).toBe(true);
+    expect(verify(`sha256:${digest}`)).toBe(false);
+  });
+
   it('lets configured tokens win over a stored hash', () => {
     writeFileSync(join(root, TOKEN_HASH_FILE), `${hashToken('stored').toString('hex')}\n`);
     const tokens = resolveApiTokens(['configured'], root);
