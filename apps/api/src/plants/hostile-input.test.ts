@@ -87,7 +87,7 @@ describe('property: valid bodies', () => {
       { numRuns: 1000 },
     );
     expect(await rowCount()).toBeGreaterThanOrEqual(model.size);
-  });
+  }, 60_000);
 });
 
 /** Ways to break a valid body; each must be refused with a 4xx Error and write nothing. */
@@ -143,5 +143,5 @@ describe('property: mutated bodies', () => {
       { numRuns: 1000 },
     );
     expect(await rowCount()).toBe(before);
-  });
+  }, 60_000);
 });
