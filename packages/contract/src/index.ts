@@ -8,6 +8,16 @@ export {
   stringifyExactJson,
 } from './exact-json.ts';
 export { INT64_MAX, INT64_MIN, Int64, isInt64 } from './int64.ts';
+export type { JsonSchema, JsonSchemaOptions } from './openapi/json-schema.ts';
+export { toJsonSchema } from './openapi/json-schema.ts';
+export type {
+  OpenApiDocument,
+  OpenApiDocumentOptions,
+  OpenApiOperation,
+  OpenApiResponse,
+  OpenApiServer,
+} from './openapi/openapi-document.ts';
+export { createOpenApiDocument, stringifyOpenApiDocument } from './openapi/openapi-document.ts';
 export {
   Int64Text,
   LIST_LIMIT_DEFAULT,

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
 import { makeDataDir, startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 import { staticTokens } from './authenticator.ts';
 import { REALM } from './bearer-auth.ts';
@@ -93,7 +94,7 @@ describe('bearer authentication over HTTP', () => {
   });
 
   it('gives the client a PlantApiError 401 carrying the server message', async () => {
-    const error = await createPlantClient({ baseUrl: server.url, token: 'not-the-token' })
+    const error = await createPlantClient({ baseUrl: server.url, token: 'not-the-token', fetch })
       .createPlant({ id: 1, name: 'Monstera' })
       .catch((e: unknown) => e);
     expect(PlantApiError.isInstance(error)).toBe(true);
@@ -269,19 +270,21 @@ describe('several configured tokens', () => {
   });
 
   it('accepts each of them, through the client', async () => {
-    await expect(createPlantClient({ baseUrl: url, token: first }).createPlant({ id: 1, name: 'A' })).resolves.toEqual({
+    await expect(
+      createPlantClient({ baseUrl: url, token: first, fetch }).createPlant({ id: 1, name: 'A' }),
+    ).resolves.toEqual({
       name: 'A',
     });
-    await expect(createPlantClient({ baseUrl: url, token: second }).createPlant({ id: 2, name: 'B' })).resolves.toEqual(
-      { name: 'B' },
-    );
+    await expect(
+      createPlantClient({ baseUrl: url, token: second, fetch }).createPlant({ id: 2, name: 'B' }),
+    ).resolves.toEqual({ name: 'B' });
     expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'A' });
     expect(await store.get(2n)).toStrictEqual({ id: 2n, name: 'B' });
   });
 
   it('rejects any other token, including the test server token', async () => {
     for (const token of [TEST_TOKEN, `${first}${second}`, first.toUpperCase()]) {
-      const error = await createPlantClient({ baseUrl: url, token })
+      const error = await createPlantClient({ baseUrl: url, token, fetch })
         .createPlant({ id: 3, name: 'C' })
         .catch((e: unknown) => e);
       expect(PlantApiError.isInstance(error)).toBe(true);

@@ -10,6 +10,7 @@ import { hashToken } from '../auth/token-hash.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
+import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 
 let server: TestServer;
@@ -20,7 +21,7 @@ afterEach(async () => {
   await server.cleanup();
 });
 
-const client = () => createPlantClient({ baseUrl: server.url, token: TEST_TOKEN });
+const client = () => createPlantClient({ baseUrl: server.url, token: TEST_TOKEN, fetch });
 
 type SendOptions = {
   body?: string | Uint8Array<ArrayBuffer> | Blob;
@@ -499,7 +500,7 @@ describe('store failures', () => {
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(await expectError(response, 500)).toBe('Internal server error.');
 
-    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN })
+    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN, fetch })
       .createPlant({ id: 60, name: 'Faulty' })
       .catch((e: unknown) => e);
     expect(PlantApiError.isInstance(error)).toBe(true);
@@ -521,7 +522,7 @@ describe('store failures', () => {
     expect(text).not.toContain('/var/lib/plants');
     await expectError(response, 503, /unavailable/);
 
-    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN })
+    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN, fetch })
       .createPlant({ id: 61, name: 'Unavailable' })
       .catch((e: unknown) => e);
     expect(PlantApiError.isInstance(error)).toBe(true);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../http/json-shape.ts';
 import type { StoredPlant } from '../store/plant-store.ts';
 import { expectError } from '../testing/expect-error.ts';
+import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 
 let server: TestServer;

@@ -2,6 +2,7 @@ import { createPlantClient, PlantApiError, type PlantWithId } from '@org/plant-c
 import { INT64_MAX, INT64_MIN, LIST_LIMIT_MAX } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectError } from '../testing/expect-error.ts';
+import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 
 let server: TestServer;
@@ -12,7 +13,7 @@ afterEach(async () => {
   await server.cleanup();
 });
 
-const client = () => createPlantClient({ baseUrl: server.url, token: TEST_TOKEN });
+const client = () => createPlantClient({ baseUrl: server.url, token: TEST_TOKEN, fetch });
 
 const get = (path: string, init: RequestInit = {}) =>
   fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_TOKEN}`, ...init.headers } });

@@ -1,0 +1,69 @@
+import { isZodType } from '@ts-rest/core';
+import type { ZodTypeAny } from 'zod';
+import { INT64_MAX, INT64_MIN, Int64 } from '../int64.ts';
+import { Int64Text, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListPlantsQuery } from '../parameters.ts';
+import * as schemas from '../schemas.ts';
+import type { JsonSchema } from './json-schema.ts';
+
+/** Export names that differ from the interface's component names. */
+const COMPONENT_NAMES: Readonly<Record<string, string>> = { ApiError: 'Error' };
+
+/** Every zod schema that `schemas.ts` exports, under its OpenAPI component name, sorted by name. */
+export const componentSchemas = (): Array<readonly [name: string, schema: ZodTypeAny]> =>
+  Object.entries(schemas as Record<string, unknown>)
+    .filter((entry): entry is [string, ZodTypeAny] => isZodType(entry[1]))
+    .map(([exported, schema]) => [COMPONENT_NAMES[exported] ?? exported, schema] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+type ComponentDocs = {
+  description: string;
+  /** What a success response carrying this component is called ("plant response"). */
+  label?: string;
+  examples: unknown[];
+};
+
+/** What zod cannot carry: descriptions and examples of the components. */
+export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
+  Plant: {
+    description: 'A plant as the service answers it. The id is not part of it.',
+    label: 'plant',
+    examples: [{ name: 'Monstera', tag: 'indoor' }],
+  },
+  NewPlant: {
+    description:
+      'The request body of creation: every field of Plant plus the client-chosen int64 `id`. ' +
+      'Unknown fields are ignored and never stored; `tag` is left out when there is none (`null` is refused).',
+    examples: [
+      { id: 1, name: 'Monstera', tag: 'indoor' },
+      { id: 9007199254740993n, name: 'Fern' },
+    ],
+  },
+  PlantWithId: {
+    description: 'A stored plant as reading answers it: its id, name and tag.',
+    label: 'plant',
+    examples: [{ id: 1, name: 'Monstera', tag: 'indoor' }],
+  },
+  Error: {
+    description:
+      'The body of every failure: `error` is the HTTP status of the response, `message` a sentence naming ' +
+      'the field or cause.',
+    examples: [{ error: 400, message: 'Invalid request body: name is required.' }],
+  },
+};
+
+const int64: JsonSchema = { type: 'integer', format: 'int64', minimum: INT64_MIN, maximum: INT64_MAX };
+
+/**
+ * Wire formats zod cannot say. Int64 is a `number | bigint` union in TypeScript and an integer
+ * from −2^63 to 2^63 − 1 on the wire (path and query ids too); the error code is an int32; the
+ * page size is digits that a refinement bounds.
+ */
+export const WIRE_FORMATS: ReadonlyArray<readonly [ZodTypeAny, JsonSchema]> = [
+  [Int64, int64],
+  [Int64Text, int64],
+  [schemas.ApiError.shape.error, { type: 'integer', format: 'int32' }],
+  [
+    ListPlantsQuery.shape.limit,
+    { type: 'integer', format: 'int32', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT },
+  ],
+];

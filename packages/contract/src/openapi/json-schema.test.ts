@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { sameSchema, toJsonSchema } from './json-schema.ts';
+
+describe('toJsonSchema', () => {
+  it('writes strings with their length bounds and pattern', () => {
+    expect(
+      toJsonSchema(
+        z
+          .string()
+          .min(1)
+          .max(5)
+          .regex(/^[a-z]+$/),
+      ),
+    ).toEqual({
+      type: 'string',
+      minLength: 1,
+      maxLength: 5,
+      pattern: '^[a-z]+$',
+    });
+    expect(toJsonSchema(z.string().length(3))).toEqual({ type: 'string', minLength: 3, maxLength: 3 });
+    expect(toJsonSchema(z.string().uuid())).toEqual({ type: 'string', format: 'uuid' });
+  });
+
+  it('writes numbers, integers and bigints with their bounds', () => {
+    expect(toJsonSchema(z.number())).toEqual({ type: 'number' });
+    expect(toJsonSchema(z.number().int().min(1).lt(10))).toEqual({
+      type: 'integer',
+      minimum: 1,
+      exclusiveMaximum: 10,
+    });
+    expect(toJsonSchema(z.bigint())).toEqual({ type: 'integer', format: 'int64' });
+  });
+
+  it('writes objects with required and optional properties, keeping unknown keys allowed unless strict', () => {
+    const shape = { a: z.string(), b: z.number().optional(), c: z.boolean().default(true) };
+    expect(toJsonSchema(z.object(shape))).toEqual({
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: 'number' }, c: { type: 'boolean', default: true } },
+      required: ['a'],
+    });
+    expect(toJsonSchema(z.object({}).strict())).toEqual({
+      type: 'object',
+      properties: {},
+      additionalProperties: false,
+    });
+    expect(toJsonSchema(z.object({}).catchall(z.string()))).toEqual({
+      type: 'object',
+      properties: {},
+      additionalProperties: { type: 'string' },
+    });
+  });
+
+  it('writes arrays, unions, nullables, literals and enums', () => {
+    expect(toJsonSchema(z.string().array().min(1).max(3))).toEqual({
+      type: 'array',
+      items: { type: 'string' },
+      minItems: 1,
+      maxItems: 3,
+    });
+    expect(toJsonSchema(z.union([z.string(), z.number()]))).toEqual({
+      anyOf: [{ type: 'string' }, { type: 'number' }],
+    });
+    expect(toJsonSchema(z.string().nullable())).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }] });
+    expect(toJsonSchema(z.literal('x'))).toEqual({ const: 'x' });
+    expect(toJsonSchema(z.enum(['a', 'b']))).toEqual({ type: 'string', enum: ['a', 'b'] });
+  });
+
+  it('describes refinements and transforms by what they accept on the wire', () => {
+    const digits = z
+      .string()
+      .regex(/^\d+$/)
+      .transform(Number)
+      .refine((n) => n > 0);
+    expect(toJsonSchema(digits)).toEqual({ type: 'string', pattern: '^\\d+$' });
+    expect(toJsonSchema(z.string().pipe(z.string().min(2)))).toEqual({ type: 'string' });
+  });
+
+  it('puts the description first, and the outermost one wins', () => {
+    const inner = z.string().describe('inner');
+    expect(Object.keys(toJsonSchema(inner))).toEqual(['description', 'type']);
+    expect(toJsonSchema(inner.optional().describe('outer'))).toEqual({ description: 'outer', type: 'string' });
+    expect(toJsonSchema(z.object({ a: inner.optional() }))).toEqual({
+      type: 'object',
+      properties: { a: { description: 'inner', type: 'string' } },
+    });
+  });
+
+  it('writes a $ref wherever a named schema occurs, also when described at its use', () => {
+    const Leaf = z.object({ colour: z.string() });
+    const refs = [[Leaf, '#/components/schemas/Leaf']] as const;
+    expect(toJsonSchema(z.object({ leaf: Leaf.describe('The leaf'), leaves: Leaf.array() }), { refs })).toEqual({
+      type: 'object',
+      properties: {
+        leaf: { description: 'The leaf', $ref: '#/components/schemas/Leaf' },
+        leaves: { type: 'array', items: { $ref: '#/components/schemas/Leaf' } },
+      },
+      required: ['leaf', 'leaves'],
+    });
+  });
+
+  it('uses an override for a schema whose wire format zod cannot say, keeping its description', () => {
+    const Id = z.union([z.number(), z.bigint()]).refine(() => true);
+    const overrides = [[Id, { type: 'integer', format: 'int64', maximum: 2n ** 63n - 1n }]] as const;
+    const schema = toJsonSchema(z.object({ id: Id.describe('The id') }), { overrides });
+    expect(schema.properties).toEqual({
+      id: { description: 'The id', type: 'integer', format: 'int64', maximum: 9223372036854775807n },
+    });
+    expect(toJsonSchema(Id, { overrides })).not.toHaveProperty('description');
+  });
+
+  it.each([
+    ['a type with no JSON form', z.date(), /ZodDate/],
+    ['a lazy schema', z.lazy(() => z.string()), /ZodLazy/],
+    ['a string check it does not know', z.string().ip(), /string check "ip"/],
+    ['a case-insensitive pattern', z.string().regex(/^a$/i), /regex flags/],
+  ])('refuses %s instead of writing a wrong schema', (_, schema, message) => {
+    expect(() => toJsonSchema(schema)).toThrow(message);
+  });
+});
+
+describe('sameSchema', () => {
+  it('sees a described copy as the same schema, and a different one as different', () => {
+    const text = z.string().min(1);
+    expect(sameSchema(text, text.describe('x'))).toBe(true);
+    expect(sameSchema(text.describe('a'), text.describe('b'))).toBe(true);
+    expect(sameSchema(text, z.string().min(1))).toBe(false);
+    expect(sameSchema(text, text.optional())).toBe(false);
+  });
+});
