@@ -5,11 +5,14 @@ import { type Logger, pino } from 'pino';
 import type { Authenticator } from './auth/authenticator.ts';
 import { bearerAuth } from './auth/bearer-auth.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
+import { docsRoutes } from './http/docs-routes.ts';
 import { errorHandler, notFound, otherMethods } from './http/error-handler.ts';
 import { sendError } from './http/http-error.ts';
 import { requestLogger } from './http/request-logger.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { validationMessage } from './http/validation-message.ts';
+import { createMetrics, type Metrics } from './ops/metrics.ts';
+import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
 
@@ -26,6 +29,10 @@ export type AppOptions = {
   logger?: Logger;
   /** Request body limit in bytes; defaults to BODY_LIMIT_BYTES. */
   bodyLimit?: number;
+  /** Prometheus metrics served at /metrics; by default a fresh registry without process metrics. */
+  metrics?: Metrics;
+  /** True while shutting down: /readyz fails and connections close after their response. */
+  isDraining?: () => boolean;
 };
 
 const describeValidationError = (error: RequestValidationError): string => {
@@ -55,16 +62,21 @@ export const createApp = ({
   requireScopes = false,
   logger = pino({ enabled: false }),
   bodyLimit,
+  metrics = createMetrics({ processMetrics: false }),
+  isDraining = () => false,
 }: AppOptions): Express => {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', 'simple');
   app.set('json replacer', exactJsonReplacer);
+  app.use(metrics.observeRequests);
+  // Before the request log: probes every few seconds from every load balancer would drown it.
+  app.use(opsRoutes({ store, metrics, isDraining, logger }));
   app.use(requestLogger(logger));
   app.use(securityHeaders);
 
-  createExpressEndpoints(contract, createPlantsRouter(store, bodyLimit), app, {
+  createExpressEndpoints(contract, createPlantsRouter(metrics.instrumentStore(store), bodyLimit), app, {
     logInitialization: false,
     globalMiddleware: [
       bearerAuth({
@@ -82,6 +94,7 @@ export const createApp = ({
   });
   for (const [path, methods] of methodsByPath()) app.all(path, otherMethods(methods));
 
+  app.use(docsRoutes());
   app.use(notFound);
   app.use(errorHandler);
   return app;

@@ -12,7 +12,48 @@ describe('loadConfig', () => {
       rateLimitPerToken: 1000,
       authFailuresPerMinute: 60,
       requireScopes: false,
+      server: {
+        shutdownGraceMs: 10_000,
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 5_000,
+      },
     });
+  });
+
+  it('selects PostgreSQL with DATABASE_URL, with pool and timeout defaults, and reads the server timeouts', () => {
+    const env = { PLANT_API_TOKENS: 'first-token-0123456789' };
+    expect(loadConfig({ ...env, DATABASE_URL: 'postgres://plants:pw@db.internal:5432/plants' }).database).toEqual({
+      url: 'postgres://plants:pw@db.internal:5432/plants',
+      poolSize: 10,
+      connectTimeoutMs: 5_000,
+      statementTimeoutMs: 5_000,
+      migrate: true,
+    });
+    expect(
+      loadConfig({
+        ...env,
+        DATABASE_URL: 'postgresql://db/plants?sslmode=require',
+        PLANT_DB_POOL_SIZE: '25',
+        PLANT_DB_CONNECT_TIMEOUT_MS: '1500',
+        PLANT_DB_STATEMENT_TIMEOUT_MS: '750',
+        PLANT_DB_MIGRATE: 'false',
+        PLANT_SHUTDOWN_GRACE_MS: '0',
+        PLANT_HTTP_HEADERS_TIMEOUT_MS: '2000',
+        PLANT_HTTP_REQUEST_TIMEOUT_MS: '4000',
+        PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
+      }),
+    ).toMatchObject({
+      database: {
+        url: 'postgresql://db/plants?sslmode=require',
+        poolSize: 25,
+        connectTimeoutMs: 1_500,
+        statementTimeoutMs: 750,
+        migrate: false,
+      },
+      server: { shutdownGraceMs: 0, headersTimeoutMs: 2_000, requestTimeoutMs: 4_000, keepAliveTimeoutMs: 65_000 },
+    });
+    expect(loadConfig({}).database).toBeUndefined();
   });
 
   it('reads every variable, splitting and trimming the token list', () => {
@@ -95,9 +136,36 @@ describe('loadConfig', () => {
     ],
     [{ PLANT_API_JWT_REQUIRE_SCOPES: 'true' }, /needs PLANT_API_JWKS_URL/],
     [{ PLANT_API_JWT_REQUIRE_SCOPES: 'yes' }, /PLANT_API_JWT_REQUIRE_SCOPES must be true or false/],
+    [
+      { DATABASE_URL: 'mysql://db/plants', PLANT_API_TOKENS: 'first-token-0123456789' },
+      'Invalid configuration: DATABASE_URL must be a postgres:// or postgresql:// URL.',
+    ],
+    [
+      { DATABASE_URL: 'postgres://db/plants' },
+      'Invalid configuration: PLANT_API_TOKENS (or PLANT_API_JWKS_URL) is required with DATABASE_URL, so that every replica accepts the same tokens.',
+    ],
+    [{ PLANT_DB_POOL_SIZE: '0' }, 'Invalid configuration: PLANT_DB_POOL_SIZE must be a whole number from 1 to 1000.'],
+    [
+      { PLANT_DB_CONNECT_TIMEOUT_MS: '5s' },
+      'Invalid configuration: PLANT_DB_CONNECT_TIMEOUT_MS must be a whole number of milliseconds from 1 to 3600000.',
+    ],
+    [{ PLANT_DB_STATEMENT_TIMEOUT_MS: '-1' }, /^Invalid configuration: PLANT_DB_STATEMENT_TIMEOUT_MS must be a whole/],
+    [{ PLANT_SHUTDOWN_GRACE_MS: '1.5' }, /^Invalid configuration: PLANT_SHUTDOWN_GRACE_MS must be a whole number/],
+    [{ PLANT_DB_MIGRATE: 'no' }, 'Invalid configuration: PLANT_DB_MIGRATE must be true or false.'],
+    [{ PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: 'x' }, /^Invalid configuration: PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS /],
+    [
+      { PLANT_HTTP_HEADERS_TIMEOUT_MS: '40000' },
+      'Invalid configuration: PLANT_HTTP_HEADERS_TIMEOUT_MS must not exceed PLANT_HTTP_REQUEST_TIMEOUT_MS.',
+    ],
   ])('rejects %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('never echoes a rejected database URL, which may carry a password', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres//user:hunter2@db/plants' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
+    );
   });
 
   it('never echoes a rejected token', () => {

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
+import { POSTGRES_DEFAULTS } from './store/postgres-store.ts';
 
 const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const MIN_TOKEN_LENGTH = 16;
@@ -19,6 +21,21 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 // An empty variable counts as unset, as in most shells' `VAR= command`.
 const optional = <T extends z.ZodTypeAny>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema);
+
+/** A whole number from `min` to `max`, e.g. a duration in milliseconds or a pool size. */
+const wholeNumber = (fallback: number, min: number, max: number, unit = '') => {
+  const message = `must be a whole number${unit} from ${min} to ${max}`;
+  return optional(
+    z
+      .string()
+      .regex(/^\d{1,10}$/, message)
+      .transform(Number)
+      .refine((value) => value >= min && value <= max, message)
+      .default(String(fallback)),
+  );
+};
+const milliseconds = (fallback: number, min = 1, max = 3_600_000) =>
+  wholeNumber(fallback, min, max, ' of milliseconds');
 
 const Env = z.object({
   PORT: optional(
@@ -73,6 +90,26 @@ const Env = z.object({
   PLANT_API_JWT_REQUIRE_SCOPES: optional(
     z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default('false'),
   ),
+  DATABASE_URL: optional(
+    z
+      .string()
+      // Never echoed back: the URL may carry a password.
+      .refine(
+        (url) => /^postgres(ql)?:\/\//i.test(url) && URL.canParse(url),
+        'must be a postgres:// or postgresql:// URL',
+      )
+      .optional(),
+  ),
+  PLANT_DB_POOL_SIZE: wholeNumber(POSTGRES_DEFAULTS.poolSize, 1, 1000),
+  PLANT_DB_CONNECT_TIMEOUT_MS: milliseconds(POSTGRES_DEFAULTS.connectTimeoutMs),
+  PLANT_DB_STATEMENT_TIMEOUT_MS: milliseconds(POSTGRES_DEFAULTS.statementTimeoutMs),
+  PLANT_DB_MIGRATE: optional(
+    z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default('true'),
+  ),
+  PLANT_SHUTDOWN_GRACE_MS: milliseconds(SERVER_DEFAULTS.shutdownGraceMs, 0),
+  PLANT_HTTP_HEADERS_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.headersTimeoutMs),
+  PLANT_HTTP_REQUEST_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.requestTimeoutMs),
+  PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.keepAliveTimeoutMs),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -95,20 +132,51 @@ export type Config = {
   authFailuresPerMinute: number;
   jwt?: JwtConfig;
   requireScopes: boolean;
+  /** Set when DATABASE_URL is: the PostgreSQL store instead of the embedded one. */
+  database?: DatabaseConfig;
+  server: ServerConfig;
+};
+
+export type DatabaseConfig = {
+  url: string;
+  poolSize: number;
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  /** Apply pending migrations at start (default), or only check that the schema is current. */
+  migrate: boolean;
 };
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** Reads and validates the environment; a bad value throws one line naming the variable. */
-export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
-  const result = Env.safeParse(env);
+const parse = <T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> => {
+  const result = schema.safeParse(env);
   if (!result.success) {
     const [issue] = result.error.issues;
     throw new ConfigError(`Invalid configuration: ${issue?.path.join('.')} ${issue?.message}.`);
   }
-  const vars = result.data;
+  return result.data;
+};
+
+const databaseConfig = (vars: z.infer<typeof Env>, url: string): DatabaseConfig => ({
+  url,
+  poolSize: vars.PLANT_DB_POOL_SIZE,
+  connectTimeoutMs: vars.PLANT_DB_CONNECT_TIMEOUT_MS,
+  statementTimeoutMs: vars.PLANT_DB_STATEMENT_TIMEOUT_MS,
+  migrate: vars.PLANT_DB_MIGRATE === 'true',
+});
+
+/** The PostgreSQL settings alone (for the migrate command); DATABASE_URL is required. */
+export const loadDatabaseConfig = (env: NodeJS.ProcessEnv): DatabaseConfig => {
+  const vars = parse(Env, env);
+  if (vars.DATABASE_URL === undefined) throw new ConfigError('Invalid configuration: DATABASE_URL is required.');
+  return databaseConfig(vars, vars.DATABASE_URL);
+};
+
+/** Reads and validates the environment; a bad value throws one line naming the variable. */
+export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
+  const vars = parse(Env, env);
   const config: Config = {
     port: vars.PORT,
     host: vars.HOST,
@@ -118,7 +186,27 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
     rateLimitPerToken: vars.PLANT_RATE_LIMIT_PER_TOKEN,
     authFailuresPerMinute: vars.PLANT_AUTH_FAILURES_PER_MINUTE,
     requireScopes: vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true',
+    server: {
+      shutdownGraceMs: vars.PLANT_SHUTDOWN_GRACE_MS,
+      headersTimeoutMs: vars.PLANT_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: vars.PLANT_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: vars.PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
   };
+  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
+    throw new ConfigError(
+      'Invalid configuration: PLANT_HTTP_HEADERS_TIMEOUT_MS must not exceed PLANT_HTTP_REQUEST_TIMEOUT_MS.',
+    );
+  }
+  if (vars.DATABASE_URL !== undefined) {
+    // Replicas behind one address must accept the same tokens; a token generated per replica would not.
+    if (config.apiTokens.length === 0 && vars.PLANT_API_JWKS_URL === undefined) {
+      throw new ConfigError(
+        'Invalid configuration: PLANT_API_TOKENS (or PLANT_API_JWKS_URL) is required with DATABASE_URL, so that every replica accepts the same tokens.',
+      );
+    }
+    config.database = databaseConfig(vars, vars.DATABASE_URL);
+  }
   if (vars.PLANT_API_JWKS_URL !== undefined) {
     for (const name of ['PLANT_API_JWT_ISSUER', 'PLANT_API_JWT_AUDIENCE'] as const) {
       if (!vars[name]) throw new ConfigError(`Invalid configuration: ${name} is required with PLANT_API_JWKS_URL.`);

@@ -6,22 +6,31 @@ import { type Authenticator, combineAuthenticators, staticTokens } from './auth/
 import { jwtAuthenticator } from './auth/jwt-authenticator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { answerClientErrors } from './http/client-errors.ts';
+import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
+import { createMetrics } from './ops/metrics.ts';
+import { type PlantStore, StoreUnavailableError } from './store/plant-store.ts';
+import { describeDatabase, PostgresPlantStore, SchemaTooNewError } from './store/postgres-store.ts';
 import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
-
-/** How long in-flight requests may take to finish after SIGTERM/SIGINT. */
-const SHUTDOWN_GRACE_MS = 10_000;
 
 const fail = (message: string): never => {
   console.error(message);
   process.exit(1);
 };
 
-const startupErrors = [ConfigError, DataDirInUseError];
+const startupErrors = [ConfigError, DataDirInUseError, SchemaTooNewError, StoreUnavailableError];
 
-const start = () => {
+const start = async () => {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.logLevel });
-  const store = SqlitePlantStore.open(config.dataDir);
+  const { database } = config;
+  const store: PlantStore = database
+    ? await PostgresPlantStore.open({
+        ...database,
+        onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
+      })
+    : SqlitePlantStore.open(config.dataDir);
+  const metrics = createMetrics(store instanceof PostgresPlantStore ? { poolStats: () => store.poolStats() } : {});
+  let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =
     config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);
@@ -35,9 +44,12 @@ const start = () => {
     authFailuresPerMinute: config.authFailuresPerMinute,
     requireScopes: config.requireScopes,
     logger,
+    metrics,
+    isDraining: () => draining,
   });
 
-  const server = app.listen(config.port, config.host);
+  const server = createHttpServer(app, config.server);
+  server.listen(config.port, config.host);
   answerClientErrors(server);
   server.on('error', (error: NodeJS.ErrnoException) => {
     fail(`Cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}.`);
@@ -46,7 +58,8 @@ const start = () => {
     const { port } = server.address() as AddressInfo;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const url = `http://${host}:${port}`;
-    logger.info({ url, dataDir: config.dataDir }, 'plant store listening');
+    const storage = database ? { database: describeDatabase(database.url) } : { dataDir: config.dataDir };
+    logger.info({ url, ...storage }, 'plant store listening');
     if (tokens?.generatedToken !== undefined) {
       console.log(
         [
@@ -70,28 +83,24 @@ const start = () => {
     }
   });
 
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    setTimeout(
-      () => fail('Shutdown grace period elapsed; exiting with requests still open.'),
-      SHUTDOWN_GRACE_MS,
-    ).unref();
-    server.close(async () => {
-      await store.close();
-      logger.info('stopped');
-      process.exit(0);
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (draining) return;
+    draining = true;
+    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
+    const outcome = await shutdownGracefully(server, {
+      graceMs: config.server.shutdownGraceMs,
+      close: () => store.close(),
     });
-    server.closeIdleConnections();
+    if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
+    logger.info('stopped');
+    process.exit(0);
   };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', (signal) => void shutdown(signal));
+  process.on('SIGINT', (signal) => void shutdown(signal));
 };
 
 try {
-  start();
+  await start();
 } catch (error) {
   if (startupErrors.some((type) => error instanceof type)) fail((error as Error).message);
   throw error;

@@ -1,0 +1,72 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+
+export type ServerConfig = {
+  /** How long in-flight requests may take to finish after SIGTERM/SIGINT before the process exits anyway. */
+  shutdownGraceMs: number;
+  /** Longest a client may take to send the request headers. */
+  headersTimeoutMs: number;
+  /** Longest a client may take to send the whole request, and longest a socket may stay silent. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open for the next request. */
+  keepAliveTimeoutMs: number;
+};
+
+export const SERVER_DEFAULTS: ServerConfig = {
+  shutdownGraceMs: 10_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+};
+
+/**
+ * An HTTP server with timeouts set against slow clients: headers and body must arrive in time,
+ * idle keep-alive connections are closed, and silent sockets are dropped.
+ */
+export const createHttpServer = (
+  listener: RequestListener,
+  { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs }: Omit<ServerConfig, 'shutdownGraceMs'>,
+): Server => {
+  const server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      keepAliveTimeout: keepAliveTimeoutMs,
+      // Node enforces the two timeouts above only this often (30 s by default), which would let a
+      // slow client hold its socket that much longer.
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeoutMs / 2))),
+    },
+    listener,
+  );
+  // A response the client stops reading, or a request that stalls: the socket is dropped when silent this long.
+  server.setTimeout(requestTimeoutMs, (socket) => socket.destroy());
+  return server;
+};
+
+export type ShutdownOutcome = 'drained' | 'grace period elapsed';
+
+/**
+ * Stops accepting connections, lets in-flight requests finish (idle keep-alive connections are
+ * closed now, busy ones after their response), then runs `close`. After `graceMs` the remaining
+ * connections are cut so that the process can exit in bounded time.
+ */
+export const shutdownGracefully = async (
+  server: Server,
+  { graceMs, close }: { graceMs: number; close: () => Promise<void> },
+): Promise<ShutdownOutcome> => {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  let timer: NodeJS.Timeout | undefined;
+  const elapsed = new Promise<ShutdownOutcome>((resolve) => {
+    timer = setTimeout(() => resolve('grace period elapsed'), graceMs);
+  });
+  const outcome = await Promise.race([closed.then((): ShutdownOutcome => 'drained'), elapsed]);
+  clearTimeout(timer);
+  if (outcome === 'drained') {
+    await close();
+  } else {
+    server.closeAllConnections();
+    // Still bounded: the store gets a moment to finish what the cut requests started, no more.
+    await Promise.race([close(), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+  }
+  return outcome;
+};

@@ -1,0 +1,136 @@
+import type { RequestHandler } from 'express';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
+
+export type PoolStats = { total: number; idle: number; waiting: number };
+
+export type MetricsOptions = {
+  /** Process metrics (CPU, memory, event loop lag, GC); default true. */
+  processMetrics?: boolean;
+  /** The database connection pool, when the store has one. */
+  poolStats?: () => PoolStats;
+};
+
+export type Metrics = {
+  readonly registry: Registry;
+  /** Counts and times every request by method, route and status. */
+  readonly observeRequests: RequestHandler;
+  /** Answers GET /metrics in the Prometheus text format. */
+  readonly expose: RequestHandler;
+  /** The same store, with each operation timed and each failure counted. */
+  instrumentStore(store: PlantStore): PlantStore;
+};
+
+/** Routes are labelled by their pattern, never the raw path, so that ids cannot explode the series. */
+const UNMATCHED_ROUTE = '(unmatched)';
+
+const STORE_OPERATIONS = ['create', 'get', 'list', 'delete', 'health'] as const;
+
+/** Prometheus metrics on a registry of their own, so that several apps in one process do not collide. */
+export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptions = {}): Metrics => {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
+
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status.',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its response, by method, route pattern and status.',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const inFlight = new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'Requests received and not yet answered.',
+    registers: [registry],
+  });
+  const storeErrors = new Counter({
+    name: 'plant_store_errors_total',
+    help: 'Failed store operations, by operation and kind (unavailable: answered 503; unexpected: answered 500).',
+    labelNames: ['operation', 'kind'] as const,
+    registers: [registry],
+  });
+  const storeDuration = new Histogram({
+    name: 'plant_store_operation_duration_seconds',
+    help: 'Time spent in store operations, by operation and outcome.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  if (poolStats) {
+    new Gauge({
+      name: 'plant_store_pool_connections',
+      help: 'Database connections of this process: total open, idle, and requests waiting for one.',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const stats = poolStats();
+        this.set({ state: 'total' }, stats.total);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+      },
+    });
+  }
+
+  const observeRequests: RequestHandler = (req, res, next) => {
+    const stopTimer = duration.startTimer();
+    inFlight.inc();
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      inFlight.dec();
+      const route = req.route?.path === undefined ? UNMATCHED_ROUTE : `${req.baseUrl}${req.route.path}`;
+      const labels = { method: req.method, route, status: String(res.statusCode) };
+      requests.inc(labels);
+      stopTimer(labels);
+    };
+    res.once('finish', finish);
+    res.once('close', finish);
+    next();
+  };
+
+  const expose: RequestHandler = async (_req, res, next) => {
+    try {
+      const text = await registry.metrics();
+      // Exactly the exposition format's type: express would reorder its parameters.
+      res.setHeader('Content-Type', registry.contentType);
+      res.end(text);
+    } catch (error) {
+      next(error);
+    }
+  };
+
+  const instrumentStore = (store: PlantStore): PlantStore => {
+    const timed =
+      <A extends unknown[], R>(operation: (typeof STORE_OPERATIONS)[number], run: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        const stopTimer = storeDuration.startTimer({ operation });
+        try {
+          const result = await run(...args);
+          stopTimer({ outcome: 'ok' });
+          return result;
+        } catch (error) {
+          stopTimer({ outcome: 'error' });
+          storeErrors.inc({ operation, kind: error instanceof StoreUnavailableError ? 'unavailable' : 'unexpected' });
+          throw error;
+        }
+      };
+    return {
+      create: timed('create', (plant) => store.create(plant)),
+      get: timed('get', (id) => store.get(id)),
+      list: timed('list', (options) => store.list(options)),
+      delete: timed('delete', (id) => store.delete(id)),
+      health: timed('health', () => store.health()),
+      close: () => store.close(),
+    };
+  };
+
+  return { registry, observeRequests, expose, instrumentStore };
+};

@@ -1,0 +1,165 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../app.ts';
+import { staticTokens } from '../auth/authenticator.ts';
+import { hashToken } from '../auth/token-hash.ts';
+import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
+import { fakeStore } from '../testing/fake-store.ts';
+import { httpRequest, postPlant } from '../testing/http-request.ts';
+import { createMetrics, type MetricsOptions } from './metrics.ts';
+import { READINESS_TIMEOUT_MS } from './ops-routes.ts';
+
+const TOKEN = 'ops-test-token-0123456789abcdef';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+const start = async (
+  store: PlantStore = fakeStore(),
+  { draining = () => false, metrics }: { draining?: () => boolean; metrics?: MetricsOptions } = {},
+) => {
+  const app = createApp({
+    store,
+    authenticate: staticTokens([hashToken(TOKEN)]),
+    isDraining: draining,
+    ...(metrics && { metrics: createMetrics(metrics) }),
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server?.once('listening', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+
+describe('GET /healthz', () => {
+  it('answers 200 without authentication, uncached, whatever the store says', async () => {
+    const url = await start(fakeStore({ health: () => Promise.reject(new StoreUnavailableError('down')) }));
+    const answer = await httpRequest(`${url}/healthz`);
+    expect([answer.status, answer.json()]).toStrictEqual([200, { status: 'ok' }]);
+    expect(answer.headers['cache-control']).toBe('no-store');
+    expect((await httpRequest(`${url}/healthz`, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('answers 405 with Allow to other methods', async () => {
+    const url = await start();
+    const answer = await httpRequest(`${url}/healthz`, { method: 'POST' });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('GET, HEAD, OPTIONS');
+    expect(answer.json()).toMatchObject({ error: 405 });
+  });
+});
+
+describe('GET /readyz', () => {
+  it('answers 200 when the store is healthy, without authentication', async () => {
+    const url = await start();
+    const answer = await httpRequest(`${url}/readyz`);
+    expect([answer.status, answer.json()]).toStrictEqual([200, { status: 'ready' }]);
+  });
+
+  it('answers 503 with the Error shape and Retry-After when the store is unavailable, naming no internals', async () => {
+    const url = await start(
+      fakeStore({
+        health: () => Promise.reject(new StoreUnavailableError('connect ECONNREFUSED 10.1.2.3:5432 (secret-host)')),
+      }),
+    );
+    const answer = await httpRequest(`${url}/readyz`);
+    expect(answer.status).toBe(503);
+    expect(answer.headers['retry-after']).toBe('1');
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    expect(answer.json()).toStrictEqual({ error: 503, message: 'The plant store is not ready; retry later.' });
+    expect(answer.text).not.toContain('secret-host');
+  });
+
+  it('answers 503 within its time limit when the store does not answer at all', async () => {
+    const url = await start(fakeStore({ health: () => new Promise(() => {}) }));
+    const started = Date.now();
+    const answer = await httpRequest(`${url}/readyz`);
+    expect(answer.status).toBe(503);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(READINESS_TIMEOUT_MS - 50);
+    expect(Date.now() - started).toBeLessThan(READINESS_TIMEOUT_MS + 1_000);
+  });
+
+  it('answers 503 while draining, and closes every connection after its response', async () => {
+    let draining = false;
+    const url = await start(fakeStore(), { draining: () => draining });
+    expect((await httpRequest(`${url}/readyz`)).headers.connection).toBe('keep-alive');
+    draining = true;
+    const answer = await httpRequest(`${url}/readyz`);
+    expect([answer.status, answer.json()]).toStrictEqual([
+      503,
+      { error: 503, message: 'The service is shutting down.' },
+    ]);
+    expect(answer.headers.connection).toBe('close');
+    const created = await postPlant(url, TOKEN, { id: 1n, name: 'Monstera' });
+    expect([created.status, created.headers.connection]).toStrictEqual([200, 'close']);
+  });
+});
+
+describe('GET /metrics', () => {
+  const sample = (text: string, name: string, labels: string): number | undefined => {
+    const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}{${labels}}`));
+    return line === undefined ? undefined : Number(line.split(' ').at(-1));
+  };
+
+  it('counts and times requests by method, route pattern and status, without authentication', async () => {
+    const url = await start(fakeStore({ get: async (id) => (id === 1n ? { id, name: 'Monstera' } : undefined) }));
+    await postPlant(url, TOKEN, { id: 1n, name: 'Monstera' });
+    await postPlant(url, TOKEN, { id: 2n, name: 'Fern' });
+    await postPlant(url, 'wrong-token-0123456789abcdef', { id: 3n, name: 'Aloe' });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    await httpRequest(`${url}/plants/1`, { headers: auth });
+    await httpRequest(`${url}/plants/9007199254740993`, { headers: auth });
+    await httpRequest(`${url}/no/such/path/42`);
+
+    const answer = await httpRequest(`${url}/metrics`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = answer.text;
+    expect(sample(text, 'http_requests_total', 'method="POST",route="/plants",status="200"')).toBe(2);
+    expect(sample(text, 'http_requests_total', 'method="POST",route="/plants",status="401"')).toBe(1);
+    expect(sample(text, 'http_requests_total', 'method="GET",route="/plants/:id",status="200"')).toBe(1);
+    expect(sample(text, 'http_requests_total', 'method="GET",route="/plants/:id",status="404"')).toBe(1);
+    expect(sample(text, 'http_requests_total', 'method="GET",route="(unmatched)",status="404"')).toBe(1);
+    // Raw paths never become labels: ids would make the series unbounded.
+    expect(text).not.toContain('9007199254740993');
+    expect(text).not.toContain('/no/such/path');
+    expect(
+      sample(text, 'http_request_duration_seconds_bucket', 'le="+Inf",method="POST",route="/plants",status="200"'),
+    ).toBe(2);
+    expect(sample(text, 'http_request_duration_seconds_count', 'method="POST",route="/plants",status="200"')).toBe(2);
+    expect(text).toMatch(/^http_requests_in_flight \d+$/m);
+    expect(sample(text, 'plant_store_operation_duration_seconds_count', 'operation="create",outcome="ok"')).toBe(2);
+  });
+
+  it('counts store errors by operation and kind, next to the 503 and 500 answers', async () => {
+    const url = await start(
+      fakeStore({
+        create: () => Promise.reject(new StoreUnavailableError('down')),
+        get: () => Promise.reject(new Error('bug')),
+      }),
+    );
+    const unavailable = await postPlant(url, TOKEN, { id: 1n, name: 'Monstera' });
+    expect([unavailable.status, unavailable.headers['retry-after']]).toStrictEqual([503, '1']);
+    expect((await httpRequest(`${url}/plants/1`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(500);
+
+    const text = (await httpRequest(`${url}/metrics`)).text;
+    expect(sample(text, 'plant_store_errors_total', 'operation="create",kind="unavailable"')).toBe(1);
+    expect(sample(text, 'plant_store_errors_total', 'operation="get",kind="unexpected"')).toBe(1);
+    expect(sample(text, 'http_requests_total', 'method="POST",route="/plants",status="503"')).toBe(1);
+  });
+
+  it('reports the connection pool and process metrics when configured', async () => {
+    const url = await start(fakeStore(), {
+      metrics: { processMetrics: true, poolStats: () => ({ total: 4, idle: 3, waiting: 0 }) },
+    });
+    const text = (await httpRequest(`${url}/metrics`)).text;
+    expect(sample(text, 'plant_store_pool_connections', 'state="total"')).toBe(4);
+    expect(sample(text, 'plant_store_pool_connections', 'state="idle"')).toBe(3);
+    expect(sample(text, 'plant_store_pool_connections', 'state="waiting"')).toBe(0);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+  });
+});

@@ -1,0 +1,86 @@
+import type pg from 'pg';
+
+/**
+ * Versioned schema changes, applied in order; `plant_schema_migrations` records each applied
+ * version. Replicas share one database, so a change must keep working for the previous release
+ * while both run during a rolling deploy (add, then use, then drop in a later release).
+ */
+export const postgresMigrations: readonly string[] = [
+  `CREATE TABLE plants (
+     id   bigint PRIMARY KEY,
+     name text NOT NULL,
+     tag  text
+   )`,
+  // Listing by tag walks this index in id order.
+  'CREATE INDEX plants_tag_id ON plants (tag, id)',
+];
+
+/**
+ * The session-level advisory lock key that serialises migrations across every process on the
+ * database: 'plntmigr' in ASCII, so it is recognisable in pg_locks.
+ */
+export const MIGRATION_LOCK_KEY = 0x706c6e746d696772n;
+
+export class SchemaTooNewError extends Error {
+  override readonly name = 'SchemaTooNewError';
+}
+
+const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS plant_schema_migrations (
+  version    integer PRIMARY KEY,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+const UNDEFINED_TABLE = '42P01';
+
+/** The newest applied version, or 0 when none is (or the table does not exist yet). */
+export const schemaVersion = async (client: pg.ClientBase | pg.Pool): Promise<number> => {
+  try {
+    const { rows } = await client.query<{ version: number | null }>(
+      'SELECT max(version) AS version FROM plant_schema_migrations',
+    );
+    return rows[0]?.version ?? 0;
+  } catch (error) {
+    if ((error as { code?: string }).code === UNDEFINED_TABLE) return 0;
+    throw error;
+  }
+};
+
+/**
+ * Brings the schema to the newest version, each migration in its own transaction, while holding
+ * the advisory lock: replicas that start together wait for the first, then find nothing to do.
+ * Refuses (SchemaTooNewError) a schema newer than this build knows. Resolves with the versions it
+ * applied.
+ */
+export const migrate = async (client: pg.ClientBase): Promise<number[]> => {
+  // A migration may rewrite a large table: the statement timeout for requests does not apply here.
+  await client.query('SET statement_timeout = 0');
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+  try {
+    await client.query(CREATE_MIGRATIONS_TABLE);
+    const current = await schemaVersion(client);
+    if (current > postgresMigrations.length) {
+      throw new SchemaTooNewError(
+        `The database schema is at version ${current}, newer than this build knows (${postgresMigrations.length}); run a newer release.`,
+      );
+    }
+    const applied: number[] = [];
+    for (const [index, sql] of postgresMigrations.entries()) {
+      const version = index + 1;
+      if (version <= current) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(sql);
+        await client.query('INSERT INTO plant_schema_migrations (version) VALUES ($1)', [version]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+      applied.push(version);
+    }
+    return applied;
+  } finally {
+    // Ending the session releases the lock too, so a failure here (connection lost) changes nothing.
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {});
+  }
+};

@@ -1,0 +1,242 @@
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TestDatabase } from '../testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
+import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from './plant-store.ts';
+import { describePlantStore } from './plant-store-suite.ts';
+import { migrate, postgresMigrations } from './postgres-migrations.ts';
+import { describeDatabase, isTransientDatabaseError, PostgresPlantStore, SchemaTooNewError } from './postgres-store.ts';
+
+describe('PostgreSQL error classification', () => {
+  const databaseError = (code: string) => Object.assign(new pg.DatabaseError('failed', 0, 'error'), { code });
+
+  it.each([
+    ['08006 connection failure', databaseError('08006')],
+    ['57P01 admin shutdown (server restarting)', databaseError('57P01')],
+    ['57P03 cannot connect now (starting up)', databaseError('57P03')],
+    ['57014 statement timeout', databaseError('57014')],
+    ['53300 too many connections', databaseError('53300')],
+    ['40001 serialization failure', databaseError('40001')],
+    ['25006 read-only transaction (a failover in progress)', databaseError('25006')],
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
+    ['a broken pipe', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })],
+    ['a connect timeout', new Error('timeout exceeded when trying to connect')],
+    ['a lost connection', new Error('Connection terminated unexpectedly')],
+  ])('treats %s as unavailable (503)', (_label, error) => {
+    expect(isTransientDatabaseError(error)).toBe(true);
+  });
+
+  it.each([
+    ['23505 unique violation', databaseError('23505')],
+    ['42P01 undefined table', databaseError('42P01')],
+    ['22021 bad encoding', databaseError('22021')],
+    ['a TypeError', new TypeError('x is not a function')],
+  ])('treats %s as a bug (500)', (_label, error) => {
+    expect(isTransientDatabaseError(error)).toBe(false);
+  });
+
+  it('describes a database by host and name, never by user or password', () => {
+    expect(describeDatabase('postgres://plants:s3cret@db.internal:6432/plants?sslmode=require')).toBe(
+      'db.internal:6432/plants',
+    );
+    expect(describeDatabase('not a url with s3cret')).toBe('the configured database');
+  });
+});
+
+describeWithPostgres('PostgresPlantStore', () => {
+  describePlantStore('PostgresPlantStore', async () => {
+    const database = await freshDatabase();
+    const store = await PostgresPlantStore.open({ url: database.url, poolSize: 5 });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await database.drop();
+      },
+    };
+  });
+
+  const databases: TestDatabase[] = [];
+  const stores: PostgresPlantStore[] = [];
+  const clients: pg.Client[] = [];
+
+  const database = async (): Promise<TestDatabase> => {
+    const created = await freshDatabase();
+    databases.push(created);
+    return created;
+  };
+  const openStore = async (url: string, options: { migrate?: boolean } = {}): Promise<PostgresPlantStore> => {
+    const store = await PostgresPlantStore.open({ url, poolSize: 3, ...options });
+    stores.push(store);
+    return store;
+  };
+  const connect = async (url: string): Promise<pg.Client> => {
+    const client = new pg.Client({ connectionString: url });
+    clients.push(client);
+    await client.connect();
+    return client;
+  };
+  const appliedVersions = async (url: string): Promise<number[]> => {
+    const client = await connect(url);
+    const { rows } = await client.query<{ version: number }>(
+      'SELECT version FROM plant_schema_migrations ORDER BY version',
+    );
+    return rows.map((row) => row.version);
+  };
+
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.end().catch(() => {});
+    for (const store of stores.splice(0)) await store.close();
+    for (const created of databases.splice(0)) await created.drop();
+  });
+
+  it('migrates a fresh database exactly once when eight sessions migrate at the same moment', async () => {
+    const { url } = await database();
+    const sessions = await Promise.all(Array.from({ length: 8 }, () => connect(url)));
+    const applied = await Promise.all(sessions.map((session) => migrate(session)));
+    expect(applied.filter((versions) => versions.length > 0)).toStrictEqual([[1, 2]]);
+    expect(applied.filter((versions) => versions.length === 0)).toHaveLength(7);
+    expect(await appliedVersions(url)).toStrictEqual([1, 2]);
+  });
+
+  it('opens eight stores on a fresh database at once, all serving the same plants', async () => {
+    const { url } = await database();
+    const opened = await Promise.all(Array.from({ length: 8 }, () => openStore(url)));
+    expect(await appliedVersions(url)).toStrictEqual([1, 2]);
+    await opened[0]?.create({ id: 1n, name: 'Monstera' });
+    for (const store of opened) expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
+  });
+
+  it('keeps plants across close and reopen without migrating again', async () => {
+    const { url } = await database();
+    const first = await openStore(url);
+    await first.create({ id: -(2n ** 63n), name: 'Smallest', tag: 'edge' });
+    await first.close();
+    const second = await openStore(url);
+    expect(await second.get(-(2n ** 63n))).toStrictEqual({ id: -(2n ** 63n), name: 'Smallest', tag: 'edge' });
+    expect(await appliedVersions(url)).toStrictEqual([1, 2]);
+  });
+
+  it('upgrades a version 1 database in place, keeping its plants', async () => {
+    const { url } = await database();
+    const client = await connect(url);
+    await client.query('CREATE TABLE plant_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz)');
+    await client.query(postgresMigrations[0] as string);
+    await client.query(
+      "INSERT INTO plants VALUES (9007199254740993, 'Old', 'a'); INSERT INTO plant_schema_migrations VALUES (1, now())",
+    );
+    const store = await openStore(url);
+    expect(await store.list({ limit: 10, tag: 'a' })).toStrictEqual([{ id: 9007199254740993n, name: 'Old', tag: 'a' }]);
+    expect(await appliedVersions(url)).toStrictEqual([1, 2]);
+  });
+
+  it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {
+    const { url } = await database();
+    await openStore(url);
+    const client = await connect(url);
+    await client.query('INSERT INTO plant_schema_migrations (version) VALUES (7)');
+    const opening = PostgresPlantStore.open({ url });
+    await expect(opening).rejects.toBeInstanceOf(SchemaTooNewError);
+    await expect(opening).rejects.toThrow(
+      'The database schema is at version 7, newer than this build knows (2); run a newer release.',
+    );
+    expect(await appliedVersions(url)).toStrictEqual([1, 2, 7]);
+  });
+
+  it('without migrating at open, refuses an unmigrated database and names the migrate command', async () => {
+    const { url } = await database();
+    await expect(PostgresPlantStore.open({ url, migrate: false })).rejects.toThrow(
+      'The database schema is at version 0, older than this build needs (2); run the migrations (pnpm --filter @org/plant-api migrate).',
+    );
+    await openStore(url);
+    const store = await openStore(url, { migrate: false });
+    await expect(store.health()).resolves.toBeUndefined();
+  });
+
+  it('reports unhealthy when the schema is gone, and healthy again once it is back', async () => {
+    const { url } = await database();
+    const store = await openStore(url);
+    const client = await connect(url);
+    await client.query('ALTER TABLE plant_schema_migrations RENAME TO moved_away');
+    await expect(store.health()).rejects.toBeInstanceOf(StoreUnavailableError);
+    await client.query('ALTER TABLE moved_away RENAME TO plant_schema_migrations');
+    await expect(store.health()).resolves.toBeUndefined();
+  });
+
+  it('stores exactly one plant when stores with separate connection pools race on one id', async () => {
+    const { url } = await database();
+    const racers = await Promise.all(Array.from({ length: 4 }, () => openStore(url)));
+    for (let round = 0n; round < 20n; round++) {
+      const attempts: StoredPlant[] = Array.from({ length: 12 }, (_, index) => ({
+        id: 2n ** 62n + round,
+        name: index % 2 === 0 ? 'Even' : 'Odd',
+      }));
+      const results: CreateOutcome[] = await Promise.all(
+        attempts.map((plant, index) => (racers[index % racers.length] as PostgresPlantStore).create(plant)),
+      );
+      const created = results.filter((result) => result.outcome === 'created');
+      expect(created).toHaveLength(1);
+      const winner = (created[0] as { plant: StoredPlant }).plant;
+      for (const [index, result] of results.entries()) {
+        if (result.outcome === 'created') continue;
+        expect(result).toStrictEqual(
+          attempts[index]?.name === winner.name
+            ? { outcome: 'replayed', plant: winner }
+            : { outcome: 'conflict', existing: winner },
+        );
+      }
+      expect(await racers[0]?.get(winner.id)).toStrictEqual(winner);
+    }
+  });
+
+  it('refuses to open with one clear line when its role may not create the schema', async () => {
+    const { url, name } = await database();
+    const admin = await connect(url);
+    const role = `${name}_reader`;
+    await admin.query(`CREATE ROLE ${role} LOGIN`);
+    try {
+      const asReader = new URL(url);
+      asReader.username = role;
+      const opening = PostgresPlantStore.open({ url: asReader.toString() });
+      await expect(opening).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(opening).rejects.toThrow(
+        `Cannot prepare the schema of PostgreSQL at ${describeDatabase(url)}: permission denied for schema public (42501)`,
+      );
+    } finally {
+      await admin.query(`DROP ROLE ${role}`);
+    }
+  });
+
+  it('fails to open with StoreUnavailableError within the connect timeout when nothing listens', async () => {
+    // Port 1 on loopback: connection refused at once. The password must not leak into the message.
+    const started = Date.now();
+    const opening = PostgresPlantStore.open({
+      url: 'postgres://plants:s3cret-password@127.0.0.1:1/plants',
+      connectTimeoutMs: 2_000,
+    });
+    await expect(opening).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(opening).rejects.toThrow(/^Cannot connect to PostgreSQL at 127\.0\.0\.1:1\/plants: /);
+    await expect(opening).rejects.toThrow(expect.objectContaining({ message: expect.not.stringContaining('s3cret') }));
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('answers unavailable, not a crash, when its sessions are terminated, and serves again right after', async () => {
+    const { url, name } = await database();
+    const store = await openStore(url);
+    await store.create({ id: 1n, name: 'Before' });
+    const admin = await connect(url);
+    await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [name],
+    );
+    // The pool notices the dead idle sessions and opens new ones: nothing is lost, nothing hangs.
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, index) => store.create({ id: BigInt(10 + index), name: 'After' })),
+    );
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(StoreUnavailableError);
+    }
+    expect((await store.create({ id: 2n, name: 'Later' })).outcome).toBe('created');
+    expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Before' });
+  });
+});

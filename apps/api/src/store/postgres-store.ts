@@ -1,0 +1,292 @@
+import pg from 'pg';
+import {
+  type CreateOutcome,
+  type ListOptions,
+  type PlantStore,
+  type StoredPlant,
+  StoreUnavailableError,
+  samePlant,
+} from './plant-store.ts';
+import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './postgres-migrations.ts';
+
+export { SchemaTooNewError };
+
+export type PostgresStoreOptions = {
+  /** `postgres://user:password@host:port/database?…` (or `postgresql://`). */
+  url: string;
+  /** Most connections this process opens. */
+  poolSize?: number;
+  /** Longest wait for a connection, pool queue included. */
+  connectTimeoutMs?: number;
+  /** Longest a statement may run; the server cancels it, and the client gives up shortly after. */
+  statementTimeoutMs?: number;
+  /** Apply pending migrations at open (default); otherwise refuse to open an outdated schema. */
+  migrate?: boolean;
+  /** Told about failures nobody awaits, such as an idle connection dropped by the server. */
+  onBackgroundError?: (error: Error) => void;
+};
+
+export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000 } as const;
+
+/** How much longer than the server-side statement timeout the client waits for an answer. */
+const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
+/** Rounds of create when a concurrent create/delete of the same id keeps changing the row under us. */
+const CREATE_ATTEMPTS = 5;
+
+const INT8_OID = 20;
+
+// node-postgres reads int8 as a string so as not to round it; a bigint is exact and what the store speaks.
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID
+      ? (value: string) => BigInt(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+type Row = { id: bigint; name: string; tag: string | null };
+
+const toPlant = (row: Row): StoredPlant =>
+  row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
+
+/**
+ * SQLSTATE classes and codes that mean "not now" rather than "never": the connection, the
+ * server's resources or state, a timeout or lock wait, a failover in progress.
+ */
+const TRANSIENT_CLASSES = new Set(['08', '53', '57', '58', '40', '28', '3D']);
+const TRANSIENT_CODES = new Set(['55P03', '25006']);
+
+/** Whether a failure from node-postgres means the database cannot serve now (→ 503, retry later). */
+export const isTransientDatabaseError = (error: unknown): boolean => {
+  if (error instanceof pg.DatabaseError) {
+    const state = error.code ?? '';
+    return TRANSIENT_CLASSES.has(state.slice(0, 2)) || TRANSIENT_CODES.has(state);
+  }
+  // Not from the server, so from the connection itself: refused, reset, timed out, ended.
+  return error instanceof Error && !(error instanceof TypeError || error instanceof RangeError);
+};
+
+const unavailable = (error: unknown): unknown =>
+  isTransientDatabaseError(error)
+    ? new StoreUnavailableError(`The PostgreSQL database is unavailable: ${describeError(error)}`, { cause: error })
+    : error;
+
+/** A short cause for logs and startup messages; never the URL, so never a password. */
+const describeError = (error: unknown): string => {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' && message !== '' ? message : String(error);
+  return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+};
+
+/** `host:port/database` of a connection URL, for messages: no user, no password. */
+export const describeDatabase = (url: string): string => {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host || parsed.searchParams.get('host') || 'localhost'}${parsed.pathname}`;
+  } catch {
+    return 'the configured database';
+  }
+};
+
+const sql = {
+  // One round trip: insert, or read the row that was there. READ COMMITTED sees a row committed by
+  // a concurrent create only in a later statement, so an empty answer means "ask again".
+  create: `WITH inserted AS (
+             INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
+             ON CONFLICT (id) DO NOTHING
+             RETURNING id, name, tag
+           )
+           SELECT true AS created, id, name, tag FROM inserted
+           UNION ALL
+           SELECT false AS created, id, name, tag FROM plants WHERE id = $1`,
+  get: 'SELECT id, name, tag FROM plants WHERE id = $1',
+  delete: 'DELETE FROM plants WHERE id = $1',
+  list: (after: boolean, tag: boolean) => {
+    const where = [after ? 'id > $2' : '', tag ? `tag = $${after ? 3 : 2}` : ''].filter(Boolean);
+    return `SELECT id, name, tag FROM plants ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $1`;
+  },
+  health: 'SELECT 1',
+};
+
+/**
+ * The production store: PostgreSQL through a node-postgres pool, shared by any number of
+ * replicas. Every create is one autocommitted statement, acknowledged once committed (the
+ * server's synchronous_commit decides how durable that is; its default waits for the WAL flush).
+ */
+export class PostgresPlantStore implements PlantStore {
+  readonly #pool: pg.Pool;
+  /** The tail of each id's queue, so this process applies writes to one id in the order issued. */
+  readonly #writesById = new Map<bigint, Promise<unknown>>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  private constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /**
+   * Connects, then migrates under the advisory lock (or checks the schema with `migrate: false`).
+   * Throws SchemaTooNewError when the schema is newer than this build, StoreUnavailableError for
+   * anything else (unreachable, refused, not allowed to migrate, not migrated).
+   */
+  static async open(options: PostgresStoreOptions): Promise<PostgresPlantStore> {
+    const pool = createPool(options);
+    try {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw new StoreUnavailableError(
+          `Cannot connect to PostgreSQL at ${describeDatabase(options.url)}: ${describeError(error)}`,
+          { cause: error },
+        );
+      });
+      let broken: Error | undefined;
+      try {
+        if (options.migrate ?? true) await migrate(client);
+        else await checkSchema(client, { refuseNewer: true });
+      } catch (error) {
+        broken = error as Error;
+        if (error instanceof SchemaTooNewError || error instanceof StoreUnavailableError) throw error;
+        // Lost connection, or a role without the right to create tables: either way, one clear line.
+        throw new StoreUnavailableError(
+          `Cannot prepare the schema of PostgreSQL at ${describeDatabase(options.url)}: ${describeError(error)}`,
+          { cause: error },
+        );
+      } finally {
+        // Never reuse the migration session: its settings differ, and a lock must not outlive it.
+        client.release(broken ?? true);
+      }
+      return new PostgresPlantStore(pool);
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw error;
+    }
+  }
+
+  create(plant: StoredPlant): Promise<CreateOutcome> {
+    return this.#run(() => this.#inOrder(plant.id, () => this.#create(plant)));
+  }
+
+  delete(id: bigint): Promise<boolean> {
+    return this.#run(() =>
+      this.#inOrder(id, async () => (await this.#pool.query(sql.delete, [id.toString()])).rowCount === 1),
+    );
+  }
+
+  get(id: bigint): Promise<StoredPlant | undefined> {
+    return this.#run(async () => {
+      const { rows } = await this.#pool.query<Row>(sql.get, [id.toString()]);
+      return rows[0] && toPlant(rows[0]);
+    });
+  }
+
+  list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
+    return this.#run(async () => {
+      // PostgreSQL text cannot hold NUL, so no stored tag equals one that has it.
+      if (tag?.includes('\u0000')) return [];
+      const values: (string | number)[] = [limit];
+      if (after !== undefined) values.push(after.toString());
+      if (tag !== undefined) values.push(tag);
+      const { rows } = await this.#pool.query<Row>(sql.list(after !== undefined, tag !== undefined), values);
+      return rows.map(toPlant);
+    });
+  }
+
+  /** Resolves when a connection answers and the schema is the one this build needs. */
+  health(): Promise<void> {
+    return this.#run(() => checkSchema(this.#pool));
+  }
+
+  /** Lets operations already accepted finish, then closes every connection. Idempotent. */
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#closing ??= (async () => {
+      while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+      await this.#pool.end();
+    })();
+    return this.#closing;
+  }
+
+  /** Connections in use, idle, and requests waiting for one: for metrics. */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
+  }
+
+  async #create(plant: StoredPlant): Promise<CreateOutcome> {
+    const values = [plant.id.toString(), plant.name, plant.tag ?? null];
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
+      const { rows } = await this.#pool.query<Row & { created: boolean }>(sql.create, values);
+      const row = rows[0];
+      if (row === undefined) continue; // Created or deleted concurrently by another process: look again.
+      if (row.created) return { outcome: 'created', plant };
+      const existing = toPlant(row);
+      return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
+    }
+    throw new StoreUnavailableError(`The plant with id ${plant.id} kept changing under concurrent writes; retry.`);
+  }
+
+  #inOrder<T>(id: bigint, operation: () => Promise<T>): Promise<T> {
+    const previous = this.#writesById.get(id);
+    const result = previous ? previous.then(operation) : operation();
+    const tail = result.then(
+      () => {},
+      () => {},
+    );
+    this.#writesById.set(id, tail);
+    void tail.then(() => {
+      if (this.#writesById.get(id) === tail) this.#writesById.delete(id);
+    });
+    return result;
+  }
+
+  /** Runs an operation unless closed, tracks it for close, and turns database outages into StoreUnavailableError. */
+  #run<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreUnavailableError('The store is closed.'));
+    const result = operation().catch((error: unknown) => {
+      throw error instanceof StoreUnavailableError ? error : unavailable(error);
+    });
+    const tracked = result.then(
+      () => {},
+      () => {},
+    );
+    this.#inFlight.add(tracked);
+    void tracked.then(() => this.#inFlight.delete(tracked));
+    return result;
+  }
+}
+
+const createPool = (options: PostgresStoreOptions): pg.Pool => {
+  const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs;
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? POSTGRES_DEFAULTS.poolSize,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs,
+    statement_timeout: statementTimeoutMs,
+    // The server-side timeout cannot fire when the server is frozen or the network gone silent.
+    query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    application_name: 'plant-api',
+    types,
+  });
+  // An idle connection that the server drops emits 'error' on the pool; unhandled, it would crash
+  // the process. The pool has already discarded it, and the next query opens a new one.
+  pool.on('error', (error) => options.onBackgroundError?.(error));
+  return pool;
+};
+
+/**
+ * Refuses a schema older than this build needs; a newer one only at open, since a running replica
+ * must keep serving while a rolling deploy migrates ahead of it.
+ */
+const checkSchema = async (client: pg.ClientBase | pg.Pool, { refuseNewer = false } = {}): Promise<void> => {
+  const version = await schemaVersion(client);
+  if (version < postgresMigrations.length) {
+    throw new StoreUnavailableError(
+      `The database schema is at version ${version}, older than this build needs (${postgresMigrations.length}); run the migrations (pnpm --filter @org/plant-api migrate).`,
+    );
+  }
+  if (refuseNewer && version > postgresMigrations.length) {
+    throw new SchemaTooNewError(
+      `The database schema is at version ${version}, newer than this build knows (${postgresMigrations.length}); run a newer release.`,
+    );
+  }
+};

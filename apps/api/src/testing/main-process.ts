@@ -1,0 +1,120 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const MAIN = join(import.meta.dirname, '..', 'main.ts');
+const START_TIMEOUT_MS = 15_000;
+const EXIT_TIMEOUT_MS = 15_000;
+
+export const MAIN_TEST_TOKEN = 'main-process-test-token-0123456789';
+
+export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+export type MainProcess = {
+  readonly child: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match of `pattern` on stdout; rejects if the process exits first or time runs out. */
+  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited(timeoutMs?: number): Promise<Exit>;
+};
+
+export type RunningMain = MainProcess & { url: string };
+
+const children = new Set<ChildProcessWithoutNullStreams>();
+
+const isRunning = (child: ChildProcessWithoutNullStreams): boolean =>
+  child.exitCode === null && child.signalCode === null;
+
+/** Kills every process started here that still runs; for afterEach/afterAll, so nothing outlives a test. */
+export const killAllMains = async (): Promise<void> => {
+  await Promise.all(
+    [...children].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          children.delete(child);
+          if (!isRunning(child)) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+};
+
+const withTimeout = <T>(promise: Promise<T>, timeoutMs: number, describe: () => string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${describe()}`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+};
+
+/**
+ * Runs `node src/main.ts` with only the given configuration (none of the runner's own), on
+ * 127.0.0.1 and an ephemeral port unless told otherwise.
+ */
+export const runMain = (env: Record<string, string>): MainProcess => {
+  const baseEnv: NodeJS.ProcessEnv = {};
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) baseEnv[name] = process.env[name];
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: tmpdir(),
+    env: { ...baseEnv, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const output = () => `\nstdout: ${stdout.slice(-4_000)}\nstderr: ${stderr.slice(-4_000)}`;
+
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    waitForStdout: (pattern, timeoutMs = START_TIMEOUT_MS) =>
+      withTimeout(
+        new Promise<RegExpMatchArray>((resolve, reject) => {
+          const check = () => {
+            const match = stdout.match(pattern);
+            if (match === null) return false;
+            child.stdout.off('data', check);
+            resolve(match);
+            return true;
+          };
+          if (check()) return;
+          child.stdout.on('data', check);
+          void exit.then(() => {
+            if (!check()) reject(new Error(`The process exited before printing ${pattern}.${output()}`));
+          });
+        }),
+        timeoutMs,
+        () => `${pattern} on stdout.${output()}`,
+      ),
+    exited: (timeoutMs = EXIT_TIMEOUT_MS) => withTimeout(exit, timeoutMs, () => `the process to exit.${output()}`),
+  };
+};
+
+export type LogLine = { msg?: string; url?: string; level?: number; [key: string]: unknown };
+
+export const logLines = (stdout: string): LogLine[] =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+
+/** Starts main and resolves once it logs its URL. */
+export const startMain = async (env: Record<string, string>): Promise<RunningMain> => {
+  const server = runMain(env);
+  await server.waitForStdout(/"msg":"plant store listening"/);
+  const url = logLines(server.stdout()).find((line) => line.msg === 'plant store listening')?.url;
+  if (url === undefined || !/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) {
+    throw new Error(`Unexpected listening line: ${server.stdout()}`);
+  }
+  return { ...server, url };
+};
