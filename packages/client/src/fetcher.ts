@@ -1,19 +1,27 @@
 import { parseExactJson, restoreExactIntegers } from '@org/plant-contract';
-import type { ApiFetcher } from '@ts-rest/core';
+import type { ApiFetcherArgs } from '@ts-rest/core';
 import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
-const isJson = (contentType: string | null): boolean =>
-  contentType !== null && /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
+/** What one attempt answered, as ts-rest expects it. */
+export type FetchedAnswer = { status: number; headers: Headers; body: unknown };
 
 /**
- * The ts-rest fetcher of this client: the given `fetch`, a timeout, and exact JSON both ways,
- * with transport failures turned into PlantConnectionError / PlantTimeoutError.
+ * The ts-rest fetcher of this client, one attempt per call: the given `fetch`, the attempt's
+ * timeout (`timeoutMs`, an argument ts-rest passes through), and exact JSON both ways, with
+ * transport failures turned into PlantConnectionError / PlantTimeoutError.
  */
 export const createFetcher =
-  (fetchImpl: FetchLike, timeoutMs: number): ApiFetcher =>
-  async ({ path, method, headers, body, fetchOptions }) => {
+  (fetchImpl: FetchLike) =>
+  async ({
+    path,
+    method,
+    headers,
+    body,
+    fetchOptions,
+    timeoutMs = Number.POSITIVE_INFINITY,
+  }: ApiFetcherArgs & { timeoutMs?: number }): Promise<FetchedAnswer> => {
     const timeout = Number.isFinite(timeoutMs) ? AbortSignal.timeout(timeoutMs) : undefined;
     const callerSignal = fetchOptions?.signal ?? undefined;
     const signals = [callerSignal, timeout].filter((signal) => signal !== undefined);
@@ -31,10 +39,14 @@ export const createFetcher =
       if (timeout?.aborted) {
         throw new PlantTimeoutError(`${method} ${path} got no answer within ${timeoutMs} ms.`, { cause: error });
       }
-      throw new PlantConnectionError(`${method} ${path} failed: ${(error as Error).message}`, { cause: error });
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new PlantConnectionError(`${method} ${path} failed: ${reason}`, { cause: error });
     }
     return { status: response.status, headers: response.headers, body: parseBody(response, text) };
   };
+
+const isJson = (contentType: string | null): boolean =>
+  contentType !== null && /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
 
 /** The body as JSON when it says so and is; otherwise its text, for the caller to report. */
 const parseBody = (response: Response, text: string): unknown => {

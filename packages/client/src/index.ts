@@ -1,11 +1,28 @@
 export type { ApiError, NewPlant, Plant, PlantWithId } from '@org/plant-contract';
-export { PlantApiError, PlantClientError, PlantConnectionError, PlantTimeoutError } from './errors.ts';
+export {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PermissionDeniedError,
+  PlantApiError,
+  PlantClientError,
+  PlantConnectionError,
+  PlantTimeoutError,
+  RateLimitError,
+  ServiceUnavailableError,
+  UnsupportedMediaTypeError,
+} from './errors.ts';
 export type { FetchLike } from './fetcher.ts';
 export {
   createPlantClient,
+  DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
   type ListPlantsOptions,
   type PlantClient,
   type PlantClientOptions,
   type RequestOptions,
+  type RetryOptions,
 } from './plant-client.ts';

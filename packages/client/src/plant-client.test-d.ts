@@ -1,7 +1,16 @@
 import type { NewPlant, Plant, PlantContract, PlantWithId } from '@org/plant-contract';
 import type { ClientInferRequest, ClientInferResponseBody } from '@ts-rest/core';
 import { expectTypeOf } from 'vitest';
-import { createPlantClient } from './plant-client.ts';
+import {
+  type InternalServerError,
+  NotFoundError,
+  type PlantApiError,
+  type PlantClientError,
+  PlantTimeoutError,
+  type RateLimitError,
+  type ServiceUnavailableError,
+} from './errors.ts';
+import { createPlantClient, type RequestOptions } from './plant-client.ts';
 
 const client = createPlantClient({ baseUrl: 'https://plants.example.com', token: 't' });
 
@@ -42,3 +51,34 @@ expectTypeOf(client.getPlant).parameter(0).toEqualTypeOf<number | bigint>();
 void client.getPlant('1');
 // @ts-expect-error the page size is a number
 void client.listPlants({ pageSize: '10' });
+
+// Timeouts and retries, per client and per call.
+createPlantClient({ baseUrl: 'https://plants.example.com', token: 't', timeoutMs: 5_000, maxRetries: 0 });
+expectTypeOf(client.getPlant).parameter(1).toEqualTypeOf<RequestOptions | undefined>();
+expectTypeOf<RequestOptions>().branded.toEqualTypeOf<{
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  maxRetries?: number;
+}>();
+void client.createPlant({ id: 1, name: 'Fern' }, { timeoutMs: 1_000, maxRetries: 5, signal: AbortSignal.timeout(1) });
+void client.listPlants({ tag: 'a', maxRetries: 1 });
+// @ts-expect-error maxRetries is a number
+createPlantClient({ baseUrl: 'https://plants.example.com', token: 't', maxRetries: '2' });
+// @ts-expect-error no such option: retries are `maxRetries`
+void client.deletePlant(1, { retries: 1 });
+
+// isInstance narrows to the class, with the response's fields.
+declare const caught: unknown;
+if (NotFoundError.isInstance(caught)) {
+  expectTypeOf(caught).toEqualTypeOf<NotFoundError>();
+  expectTypeOf(caught.status).toEqualTypeOf<number>();
+  expectTypeOf(caught.requestId).toEqualTypeOf<string | undefined>();
+  expectTypeOf(caught.headers).toEqualTypeOf<Headers>();
+}
+if (PlantTimeoutError.isInstance(caught)) {
+  // @ts-expect-error timeouts have no response, so no status
+  void caught.status;
+}
+expectTypeOf<ServiceUnavailableError>().toExtend<InternalServerError>();
+expectTypeOf<RateLimitError>().toExtend<PlantApiError>();
+expectTypeOf<PlantApiError>().toExtend<PlantClientError>();

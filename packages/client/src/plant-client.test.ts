@@ -1,5 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PlantApiError, PlantClientError, PlantConnectionError, PlantTimeoutError } from './errors.ts';
+import {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  PlantApiError,
+  PlantClientError,
+  PlantConnectionError,
+  PlantTimeoutError,
+} from './errors.ts';
 import type { FetchLike } from './fetcher.ts';
 import { createPlantClient } from './plant-client.ts';
 
@@ -23,7 +32,7 @@ const hanging = () =>
       }),
   );
 
-const clientWith = (fetch: FetchLike, options: { baseUrl?: string; timeoutMs?: number } = {}) =>
+const clientWith = (fetch: FetchLike, options: { baseUrl?: string; timeoutMs?: number; maxRetries?: number } = {}) =>
   createPlantClient({ baseUrl: BASE_URL, token: TOKEN, fetch, ...options });
 
 const onlyCall = (fetch: ReturnType<typeof vi.fn<FetchLike>>) => {
@@ -112,16 +121,18 @@ describe('createPlant answers', () => {
   });
 
   it.each([
-    [409, 'A plant with id 7 already exists with different data.'],
-    [400, 'name: must not be empty'],
-    [401, 'A valid bearer token is required.'],
-  ])('throws PlantApiError for a %s Error body', async (status, message) => {
+    [409, ConflictError, 'A plant with id 7 already exists with different data.'],
+    [400, BadRequestError, 'name: must not be empty'],
+    [401, AuthenticationError, 'A valid bearer token is required.'],
+  ])('throws a PlantApiError for a %s Error body, of the class for its status', async (status, Class, message) => {
     const fetch = answering(() => json({ error: status, message }, status, { 'x-request-id': 'req-42' }));
     const error = await rejection(clientWith(fetch).createPlant({ id: 7, name: 'Fern' }));
 
+    expect(error).toBeInstanceOf(Class);
     expect(error).toBeInstanceOf(PlantApiError);
     expect(error).toBeInstanceOf(PlantClientError);
-    expect(error).toMatchObject({ name: 'PlantApiError', status, code: status, message, requestId: 'req-42' });
+    expect(Class.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ name: Class.name, status, code: status, message, requestId: 'req-42' });
     expect((error as PlantApiError).headers.get('x-request-id')).toBe('req-42');
   });
 
@@ -140,7 +151,7 @@ describe('createPlant answers', () => {
   it('throws PlantApiError for a non-JSON 502 from a proxy', async () => {
     const html = '<html><body><h1>502 Bad Gateway</h1></body></html>';
     const fetch = answering(() => new Response(html, { status: 502, headers: { 'content-type': 'text/html' } }));
-    const error = await rejection(clientWith(fetch).createPlant({ id: 7, name: 'Fern' }));
+    const error = await rejection(clientWith(fetch, { maxRetries: 0 }).createPlant({ id: 7, name: 'Fern' }));
 
     expect(error).toBeInstanceOf(PlantApiError);
     expect(error).toMatchObject({ status: 502, code: 502 });
@@ -154,7 +165,7 @@ describe('answers that lie about being JSON', () => {
     const fetch = answering(
       () => new Response('<html>bad</html>', { status: 502, headers: { 'content-type': 'application/json' } }),
     );
-    const error = await rejection(clientWith(fetch).createPlant({ id: 7, name: 'Fern' }));
+    const error = await rejection(clientWith(fetch, { maxRetries: 0 }).createPlant({ id: 7, name: 'Fern' }));
     expect(PlantApiError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ status: 502, code: 502 });
     expect((error as Error).message).toContain('<html>bad</html>');
@@ -191,7 +202,7 @@ describe('createPlant failures without an answer', () => {
     const fetch = vi.fn<FetchLike>(async () => {
       throw cause;
     });
-    const error = await rejection(clientWith(fetch).createPlant({ id: 7, name: 'Fern' }));
+    const error = await rejection(clientWith(fetch, { maxRetries: 0 }).createPlant({ id: 7, name: 'Fern' }));
 
     expect(error).toBeInstanceOf(PlantConnectionError);
     expect(error).toBeInstanceOf(PlantClientError);
@@ -202,7 +213,9 @@ describe('createPlant failures without an answer', () => {
   it('throws PlantTimeoutError when no answer arrives within timeoutMs', async () => {
     const fetch = hanging();
     const started = performance.now();
-    const error = await rejection(clientWith(fetch, { timeoutMs: 50 }).createPlant({ id: 7, name: 'Fern' }));
+    const error = await rejection(
+      clientWith(fetch, { timeoutMs: 50, maxRetries: 0 }).createPlant({ id: 7, name: 'Fern' }),
+    );
 
     expect(error).toBeInstanceOf(PlantTimeoutError);
     expect(error).toBeInstanceOf(PlantClientError);
@@ -261,59 +274,195 @@ describe('without JSON.rawJSON (Node 20, older browsers)', () => {
   });
 });
 
-describe('isInstance', () => {
-  const headers = new Headers();
-  const errors = {
-    client: new PlantClientError('x'),
-    api: new PlantApiError({ status: 409, code: 409, message: 'x', headers }),
-    connection: new PlantConnectionError('x'),
-    timeout: new PlantTimeoutError('x'),
+describe('retries', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  /** A fetch that gives these answers in turn (a thrown value is thrown), recording when each call came. */
+  const sequence = (...steps: (Response | Error)[]) => {
+    const times: number[] = [];
+    const fetch = vi.fn<FetchLike>(async () => {
+      times.push(Date.now());
+      const step = steps.shift();
+      if (step === undefined) throw new Error('more calls than expected');
+      if (step instanceof Error) throw step;
+      return step;
+    });
+    return { fetch, waits: () => times.slice(1).map((time, index) => time - (times[index] ?? 0)) };
   };
 
-  it.each([
-    ['PlantClientError', PlantClientError, ['client', 'api', 'connection', 'timeout']],
-    ['PlantApiError', PlantApiError, ['api']],
-    ['PlantConnectionError', PlantConnectionError, ['connection']],
-    ['PlantTimeoutError', PlantTimeoutError, ['timeout']],
-  ] as const)('%s.isInstance recognises its own errors only', (_, Class, own) => {
-    for (const [kind, error] of Object.entries(errors)) {
-      expect(Class.isInstance(error), kind).toBe((own as readonly string[]).includes(kind));
-    }
+  /** Settles `promise` with fake timers run to the end, so that backoff waits take no real time. */
+  const settle = async <T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> => {
+    const settled = promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    await vi.runAllTimersAsync();
+    return settled;
+  };
+
+  const unavailable = (headers: Record<string, string> = {}) =>
+    json({ error: 503, message: 'The plant store is temporarily unavailable; retry later.' }, 503, headers);
+  const fern = { id: 7, name: 'Fern' };
+
+  it('sends createPlant again after a 503 and resolves with the answer of the retry', async () => {
+    vi.useFakeTimers();
+    const { fetch } = sequence(unavailable(), json({ name: 'Fern' }));
+    expect(await settle(clientWith(fetch).createPlant(fern))).toStrictEqual({ value: { name: 'Fern' } });
+    expect(fetch).toHaveBeenCalledTimes(2);
+    const [first, second] = fetch.mock.calls.map(([url, init]) => [url, init.method, init.body]);
+    expect(second).toStrictEqual(first);
   });
 
-  it.each([
-    ['PlantClientError', PlantClientError],
-    ['PlantApiError', PlantApiError],
-    ['PlantConnectionError', PlantConnectionError],
-    ['PlantTimeoutError', PlantTimeoutError],
-  ] as const)('%s.isInstance accepts an error from a second copy of the package', (name, Class) => {
-    const foreign = { name, message: 'x', [Symbol.for(`@org/plant-client/${name}`)]: true };
-    expect(foreign).not.toBeInstanceOf(Class);
-    expect(Class.isInstance(foreign)).toBe(true);
+  it.each([408, 429, 500, 502, 503, 504])('retries a %s twice by default, then throws it', async (status) => {
+    vi.useFakeTimers();
+    const fetch = answering(() => json({ error: status, message: 'Try later.' }, status, { 'x-request-id': 'req-9' }));
+    const outcome = await settle(clientWith(fetch).createPlant(fern));
+    expect(fetch).toHaveBeenCalledTimes(3);
+    expect(outcome).toMatchObject({ error: { status, message: 'Try later.', requestId: 'req-9' } });
   });
 
-  it('holds across a freshly loaded copy of the classes', async () => {
-    vi.resetModules();
-    const copy = await import('./errors.ts');
-    const error = new copy.PlantApiError({ status: 500, code: 500, message: 'x', headers });
-    expect(error).not.toBeInstanceOf(PlantApiError);
-    expect(PlantApiError.isInstance(error)).toBe(true);
-    expect(PlantClientError.isInstance(error)).toBe(true);
-    expect(PlantTimeoutError.isInstance(error)).toBe(false);
+  it.each([400, 401, 403, 404, 409, 413, 415])('throws a %s at once', async (status) => {
+    const fetch = answering(() => json({ error: status, message: 'No.' }, status));
+    const error = await rejection(clientWith(fetch).createPlant(fern));
+    expect(fetch).toHaveBeenCalledTimes(1);
+    expect(error).toMatchObject({ status });
   });
 
-  it.each([
-    ['an ordinary Error', new Error('x')],
-    ['a TypeError', new TypeError('fetch failed')],
-    ['an Error named like one of ours', Object.assign(new Error('x'), { name: 'PlantApiError' })],
-    ['a brand that is not true', { [Symbol.for('@org/plant-client/PlantApiError')]: 'yes' }],
-    ['a string brand key', { '@org/plant-client/PlantApiError': true }],
-    ['null', null],
-    ['undefined', undefined],
-    ['a string', 'PlantApiError'],
-  ])('is false for %s', (_, value) => {
-    for (const Class of [PlantClientError, PlantApiError, PlantConnectionError, PlantTimeoutError]) {
-      expect(Class.isInstance(value)).toBe(false);
-    }
+  it('backs off 0.5 s, then 1 s, … with full jitter', async () => {
+    vi.useFakeTimers();
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    const { fetch, waits } = sequence(unavailable(), unavailable(), unavailable(), json({ name: 'Fern' }));
+    await settle(clientWith(fetch, { maxRetries: 3 }).createPlant(fern));
+    expect(waits()).toStrictEqual([250, 500, 1000]);
+  });
+
+  it('waits as long as Retry-After says instead, in seconds or as a date, up to 60 s', async () => {
+    vi.useFakeTimers({ now: Date.parse('2030-01-01T00:00:00Z') });
+    const { fetch, waits } = sequence(
+      unavailable({ 'retry-after': '3' }),
+      unavailable({ 'retry-after': 'Tue, 01 Jan 2030 00:00:10 GMT' }),
+      unavailable({ 'retry-after': '3600' }),
+      json({ name: 'Fern' }),
+    );
+    await settle(clientWith(fetch, { maxRetries: 3 }).createPlant(fern));
+    expect(waits()).toStrictEqual([3000, 7000, 60_000]);
+  });
+
+  it('retries a connection error, and throws the last one', async () => {
+    vi.useFakeTimers();
+    const { fetch } = sequence(new TypeError('fetch failed'), new TypeError('socket hang up'), json({ name: 'Fern' }));
+    expect(await settle(clientWith(fetch).createPlant(fern))).toStrictEqual({ value: { name: 'Fern' } });
+
+    const refused = sequence(new TypeError('a'), new TypeError('b'), new TypeError('ECONNREFUSED'));
+    const outcome = await settle(clientWith(refused.fetch).createPlant(fern));
+    expect(refused.fetch).toHaveBeenCalledTimes(3);
+    expect(PlantConnectionError.isInstance((outcome as { error: unknown }).error)).toBe(true);
+    expect(outcome).toMatchObject({ error: { message: expect.stringContaining('ECONNREFUSED') } });
+  });
+
+  it('gives each attempt its own timeoutMs, and retries a timeout', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const fetch = hanging();
+    const started = performance.now();
+    const error = await rejection(clientWith(fetch, { timeoutMs: 30, maxRetries: 2 }).createPlant(fern));
+    expect(PlantTimeoutError.isInstance(error)).toBe(true);
+    expect(fetch).toHaveBeenCalledTimes(3);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(80);
+  });
+
+  it('takes timeoutMs and maxRetries per call over the client’s', async () => {
+    vi.useFakeTimers();
+    const fetch = answering(() => unavailable());
+    const client = clientWith(fetch, { maxRetries: 5 });
+    await settle(client.createPlant(fern, { maxRetries: 1 }));
+    expect(fetch).toHaveBeenCalledTimes(2);
+    vi.useRealTimers();
+
+    const slow = hanging();
+    const error = await rejection(
+      clientWith(slow, { timeoutMs: 60_000 }).createPlant(fern, { timeoutMs: 20, maxRetries: 0 }),
+    );
+    expect(PlantTimeoutError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain('20 ms');
+  });
+
+  it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('refuses maxRetries %s', async (maxRetries) => {
+    const fetch = answering(() => json({ name: 'Fern' }));
+    expect(() => clientWith(fetch, { maxRetries })).toThrow(RangeError);
+    await expect(clientWith(fetch).createPlant(fern, { maxRetries })).rejects.toThrow(RangeError);
+    await expect(clientWith(fetch).getPlant(7, { timeoutMs: 0 })).rejects.toThrow(RangeError);
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it("stops at once when the caller's signal aborts during a backoff, without another attempt", async () => {
+    vi.useFakeTimers();
+    const fetch = answering(() => unavailable({ 'retry-after': '5' }));
+    const controller = new AbortController();
+    const pending = clientWith(fetch).createPlant(fern, { signal: controller.signal });
+    const settled = pending.catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(1000);
+    controller.abort(new Error('user went away'));
+    await vi.runAllTimersAsync();
+    expect(await settled).toStrictEqual(new Error('user went away'));
+    expect(fetch).toHaveBeenCalledTimes(1);
+  });
+
+  it('retries getPlant and each page of listPlants', async () => {
+    vi.useFakeTimers();
+    const plant = { id: 7, name: 'Fern' };
+    const read = sequence(unavailable(), json(plant));
+    expect(await settle(clientWith(read.fetch).getPlant(7))).toStrictEqual({ value: plant });
+
+    const pages = sequence(
+      json([plant], 200, { link: '<?after=7>; rel="next"' }),
+      unavailable(),
+      json([{ id: 8, name: 'Ivy' }]),
+    );
+    const listed = (async () => {
+      const ids: unknown[] = [];
+      for await (const { id } of clientWith(pages.fetch).listPlants()) ids.push(id);
+      return ids;
+    })();
+    expect(await settle(listed)).toStrictEqual({ value: [7, 8] });
+    expect(pages.fetch.mock.calls.map(([url]) => url)).toStrictEqual([
+      'https://plants.example.com/plants',
+      'https://plants.example.com/plants?after=7',
+      'https://plants.example.com/plants?after=7',
+    ]);
+  });
+
+  describe('deletePlant', () => {
+    const notFound = () => json({ error: 404, message: 'No plant with id 7.' }, 404);
+    const noContent = () => new Response(null, { status: 204 });
+
+    it('resolves when a retry after a lost answer finds the plant already gone', async () => {
+      vi.useFakeTimers();
+      const { fetch } = sequence(new TypeError('socket hang up'), notFound());
+      expect(await settle(clientWith(fetch).deletePlant(7))).toStrictEqual({ value: undefined });
+      expect(fetch).toHaveBeenCalledTimes(2);
+    });
+
+    it('resolves when a retry after a 5xx finds the plant already gone', async () => {
+      vi.useFakeTimers();
+      const { fetch } = sequence(json({ error: 500, message: 'Internal server error.' }, 500), notFound());
+      expect(await settle(clientWith(fetch).deletePlant(7))).toStrictEqual({ value: undefined });
+    });
+
+    it('throws NotFoundError when every earlier answer said nothing was done', async () => {
+      vi.useFakeTimers();
+      const { fetch } = sequence(json({ error: 429, message: 'Slow down.' }, 429, { 'retry-after': '1' }), notFound());
+      const outcome = await settle(clientWith(fetch).deletePlant(7));
+      expect(NotFoundError.isInstance((outcome as { error: unknown }).error)).toBe(true);
+      expect(NotFoundError.isInstance(await rejection(clientWith(answering(notFound)).deletePlant(7)))).toBe(true);
+    });
+
+    it('resolves on a 204 after a retry', async () => {
+      vi.useFakeTimers();
+      const { fetch } = sequence(unavailable(), noContent());
+      expect(await settle(clientWith(fetch).deletePlant(7))).toStrictEqual({ value: undefined });
+    });
   });
 });

@@ -1,24 +1,41 @@
 import { ApiError, contract, exactJsonReplacer, type NewPlant, Plant, PlantWithId } from '@org/plant-contract';
 import { initClient } from '@ts-rest/core';
-import { PlantApiError, PlantClientError } from './errors.ts';
-import { createFetcher, type FetchLike } from './fetcher.ts';
+import { apiErrorFor, type PlantApiError, PlantClientError } from './errors.ts';
+import { createFetcher, type FetchedAnswer, type FetchLike } from './fetcher.ts';
 import { nextPageQuery } from './next-page.ts';
+import { DEFAULT_MAX_RETRIES, type Outcome, withRetries } from './retry.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
+export { DEFAULT_MAX_RETRIES };
 
-export type PlantClientOptions = {
+/** Settings a client gives every request, and a single request may override. */
+export type RetryOptions = {
+  /**
+   * Milliseconds each attempt may wait for its answer before it fails with PlantTimeoutError (and is
+   * retried, while retries remain); default 10 000, `Infinity` for none.
+   */
+  timeoutMs?: number;
+  /**
+   * How many times a request is sent again after a connection error, a timeout, 408, 429 or 5xx;
+   * default 2, `0` to fail at once.
+   */
+  maxRetries?: number;
+};
+
+export type PlantClientOptions = RetryOptions & {
   /** Where the API is reached, e.g. `https://plants.example.com` (no trailing slash needed). */
   baseUrl: string;
   /** The bearer token sent as `Authorization: Bearer <token>`. */
   token: string;
   /** A `fetch` to use instead of the global one (for proxies, tests, instrumentation). */
   fetch?: FetchLike;
-  /** Milliseconds to wait for an answer before throwing PlantTimeoutError; default 10 000, `Infinity` for none. */
-  timeoutMs?: number;
 };
 
-export type RequestOptions = {
-  /** Cancels the request; the promise then rejects with the signal's reason. */
+export type RequestOptions = RetryOptions & {
+  /**
+   * Cancels the request, including any wait before a retry; the promise then rejects with the
+   * signal's reason, and nothing is retried.
+   */
   signal?: AbortSignal;
 };
 
@@ -34,13 +51,17 @@ export type ListPlantsOptions = RequestOptions & {
 export type PlantClient = {
   /**
    * Stores a plant under `newPlant.id` and resolves with it as the API answers it. Creation is
-   * idempotent by id: sending the same plant again resolves again; different data under an
-   * existing id throws a PlantApiError with status 409.
+   * idempotent by id, which makes retries safe: sending the same plant again resolves again;
+   * different data under an existing id throws a ConflictError (409).
    */
   createPlant(newPlant: NewPlant, options?: RequestOptions): Promise<Plant>;
-  /** The plant stored under `id`; a missing one throws a PlantApiError with status 404. */
+  /** The plant stored under `id`; a missing one throws a NotFoundError (404). */
   getPlant(id: number | bigint, options?: RequestOptions): Promise<PlantWithId>;
-  /** Removes the plant stored under `id`; a missing one throws a PlantApiError with status 404. */
+  /**
+   * Removes the plant stored under `id`; a missing one throws a NotFoundError (404) — unless an
+   * earlier attempt of this call got no answer or a 5xx, when the 404 means that attempt most
+   * likely deleted it, and the call resolves.
+   */
   deletePlant(id: number | bigint, options?: RequestOptions): Promise<void>;
   /**
    * Every stored plant (or every one with `tag`), ordered by id, fetched page by page as the
@@ -49,14 +70,24 @@ export type PlantClient = {
   listPlants(options?: ListPlantsOptions): AsyncIterableIterator<PlantWithId>;
 };
 
-const fetchOptions = ({ signal }: RequestOptions): { signal?: AbortSignal } => (signal ? { signal } : {});
+const checkTimeout = (timeoutMs: number): number => {
+  if (!(timeoutMs > 0)) throw new RangeError('timeoutMs must be a positive number of milliseconds or Infinity.');
+  return timeoutMs;
+};
 
-const toApiError = (response: { status: number; body: unknown; headers: Headers }): PlantApiError => {
+const checkMaxRetries = (maxRetries: number): number => {
+  if (!(Number.isSafeInteger(maxRetries) && maxRetries >= 0)) {
+    throw new RangeError('maxRetries must be a whole number, 0 or more.');
+  }
+  return maxRetries;
+};
+
+const toApiError = (response: FetchedAnswer): PlantApiError => {
   const parsed = ApiError.safeParse(response.body);
   const message = parsed.success
     ? parsed.data.message
     : `HTTP ${response.status}${typeof response.body === 'string' && response.body ? `: ${response.body.slice(0, 200)}` : ''}`;
-  return new PlantApiError({
+  return apiErrorFor({
     status: response.status,
     code: parsed.success ? parsed.data.error : response.status,
     message,
@@ -88,16 +119,30 @@ const parseOrThrow = <T>(
 
 const PlantPage = PlantWithId.array();
 
+/** What each attempt of a call passes to ts-rest. */
+type AttemptArgs = { fetchOptions: { signal?: AbortSignal }; timeoutMs: number };
+
 /** A typed client for the Plant Store API, generated from @org/plant-contract. */
 export const createPlantClient = (options: PlantClientOptions): PlantClient => {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds or Infinity.`);
+  const defaults = {
+    timeoutMs: checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+    maxRetries: checkMaxRetries(options.maxRetries ?? DEFAULT_MAX_RETRIES),
+  };
   const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const client = initClient(contract, {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     baseHeaders: { authorization: `Bearer ${options.token}` },
-    api: createFetcher(fetchImpl, timeoutMs),
+    api: createFetcher(fetchImpl),
   });
+
+  /** Runs one call with the client's settings overridden by the call's, retrying as they allow. */
+  const send = <T extends FetchedAnswer>(
+    { signal, timeoutMs = defaults.timeoutMs, maxRetries = defaults.maxRetries }: RequestOptions,
+    attempt: (args: AttemptArgs) => Promise<T>,
+  ): Promise<Outcome<T>> => {
+    const args = { fetchOptions: signal ? { signal } : {}, timeoutMs: checkTimeout(timeoutMs) };
+    return withRetries(() => attempt(args), { maxRetries: checkMaxRetries(maxRetries), signal });
+  };
 
   return {
     async createPlant(newPlant, requestOptions = {}) {
@@ -105,20 +150,29 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
       if (unsafe) throw unsafe;
       // ts-rest serialises with JSON.stringify, which cannot write a bigint: hand it one it can.
       const body = { ...newPlant, id: exactJsonReplacer('id', newPlant.id) } as NewPlant;
-      const response = await client.createPlant({ body, fetchOptions: fetchOptions(requestOptions) });
-      if (response.status !== 200) throw toApiError(response);
-      return parseOrThrow(Plant, response.body, 'a Plant');
+      // Safe to retry: creation is idempotent by id, so a replay of a stored plant answers 200 again.
+      const { answer } = await send(requestOptions, (args) => client.createPlant({ body, ...args }));
+      if (answer.status !== 200) throw toApiError(answer);
+      return parseOrThrow(Plant, answer.body, 'a Plant');
     },
 
     async getPlant(id, requestOptions = {}) {
-      const response = await client.getPlant({ params: idParam(id), fetchOptions: fetchOptions(requestOptions) });
-      if (response.status !== 200) throw toApiError(response);
-      return parseOrThrow(PlantWithId, response.body, 'a plant');
+      const params = idParam(id);
+      const { answer } = await send(requestOptions, (args) => client.getPlant({ params, ...args }));
+      if (answer.status !== 200) throw toApiError(answer);
+      return parseOrThrow(PlantWithId, answer.body, 'a plant');
     },
 
     async deletePlant(id, requestOptions = {}) {
-      const response = await client.deletePlant({ params: idParam(id), fetchOptions: fetchOptions(requestOptions) });
-      if (response.status !== 204) throw toApiError(response);
+      const params = idParam(id);
+      const { answer, afterUncertainAttempt } = await send(requestOptions, (args) =>
+        client.deletePlant({ params, ...args }),
+      );
+      if (answer.status === 204) return;
+      // An earlier attempt that got no answer (or a 5xx) may well have deleted the plant, so a 404
+      // now is the retry finding it gone, which is what the caller asked for.
+      if (answer.status === 404 && afterUncertainAttempt) return;
+      throw toApiError(answer);
     },
 
     async *listPlants({ pageSize, tag, after, ...requestOptions } = {}) {
@@ -127,10 +181,11 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
       if (tag !== undefined) query.tag = tag;
       if (after !== undefined) query.after = idParam(after).id;
       while (query) {
-        const response = await client.listPlants({ query, fetchOptions: fetchOptions(requestOptions) });
-        if (response.status !== 200) throw toApiError(response);
-        yield* parseOrThrow(PlantPage, response.body, 'a list of plants');
-        query = nextPageQuery(response.headers.get('link'));
+        const pageQuery = query;
+        const { answer } = await send(requestOptions, (args) => client.listPlants({ query: pageQuery, ...args }));
+        if (answer.status !== 200) throw toApiError(answer);
+        yield* parseOrThrow(PlantPage, answer.body, 'a list of plants');
+        query = nextPageQuery(answer.headers.get('link'));
       }
     },
   };

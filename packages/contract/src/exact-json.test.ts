@@ -1,7 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { exactJsonReplacer, parseExactJson, restoreExactIntegers, stringifyExactJson } from './exact-json.ts';
+import {
+  exactJsonReplacer,
+  parseExactJson,
+  parseExactJsonFromMarkedText,
+  restoreExactIntegers,
+  stringifyExactJson,
+} from './exact-json.ts';
 
-describe('parseExactJson', () => {
+describe.each([
+  ['parseExactJson', parseExactJson],
+  ['parseExactJson without source text (Node 20)', parseExactJsonFromMarkedText],
+])('%s', (_, parseExactJson) => {
   it('keeps integers beyond 2^53 apart as exact bigints', () => {
     const low = parseExactJson('9007199254740992');
     const high = parseExactJson('9007199254740993');
@@ -63,8 +72,18 @@ describe('parseExactJson', () => {
     });
   });
 
-  it('rejects text that is not JSON', () => {
-    expect(() => parseExactJson('{"id":')).toThrow(SyntaxError);
+  it.each(['{"id":', '{1:2}', '{"a":1 2}', '01', '1.', '.5', '+1', '-', '"unterminated 12', '[1,]', 'NaN'])(
+    'rejects %s, which is not JSON',
+    (text) => {
+      expect(() => parseExactJson(text)).toThrow(SyntaxError);
+    },
+  );
+
+  it('keeps strings with escaped quotes and digits intact', () => {
+    expect(parseExactJson('{"a\\"1":"x\\"9007199254740993\\\\","b":[-0.5,1e2]}')).toEqual({
+      'a"1': 'x"9007199254740993\\',
+      b: [-0.5, 100],
+    });
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * JSON with exact integers. `JSON.parse` rounds integers beyond ±(2^53 − 1); these helpers keep
  * them exact as `bigint` using the reviver's source text (ES2025, Node ≥ 21) and write them back
- * with `JSON.rawJSON`, so an int64 id survives the wire in both directions.
+ * with `JSON.rawJSON`, so an int64 id survives the wire in both directions. Runtimes without these
+ * (Node 20, older browsers) get equivalent fallbacks.
  */
 
 type RawJson = (text: string) => unknown;
@@ -48,9 +49,42 @@ function reviveExactNumber(_key: string, value: unknown, context?: ReviverContex
   return typeof value === 'number' && context?.source !== undefined ? exactNumber(context.source, value) : value;
 }
 
+/** Whether this runtime gives revivers the source text of each value (ES2025; Node ≥ 21, not Node 20). */
+const hasSourceText = ((): boolean => {
+  let source: string | undefined;
+  JSON.parse('1', ((_key: string, value: unknown, context?: ReviverContext) => {
+    source = context?.source;
+    return value;
+  }) as (key: string, value: unknown) => unknown);
+  return source === '1';
+})();
+
+const numberMarker = `__exact_json_number_${Math.random().toString(36).slice(2)}:`;
+/** A JSON string literal (left as it is) or a JSON number literal (wrapped in a marked string). */
+const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/**
+ * `parseExactJson` for runtimes without the reviver's source text: every number literal is first
+ * wrapped in a marked string, so the reviver still sees its digits. Exported for tests.
+ */
+export const parseExactJsonFromMarkedText = (text: string): unknown =>
+  JSON.parse(
+    text.replace(STRING_OR_NUMBER, (token) => (token.startsWith('"') ? token : `"${numberMarker}${token}"`)),
+    (key, value: unknown) => {
+      // A number where a key belongs was invalid JSON before it was wrapped, and must stay so.
+      if (key.startsWith(numberMarker))
+        throw new SyntaxError(`Unexpected number in JSON: ${key.slice(numberMarker.length)}`);
+      if (typeof value !== 'string' || !value.startsWith(numberMarker)) return value;
+      const source = value.slice(numberMarker.length);
+      return exactNumber(source, Number(source));
+    },
+  );
+
 /** `JSON.parse` that keeps every integer exact (bigint beyond ±(2^53 − 1)). */
 export const parseExactJson = (text: string): unknown =>
-  JSON.parse(text, reviveExactNumber as (key: string, value: unknown) => unknown);
+  hasSourceText
+    ? JSON.parse(text, reviveExactNumber as (key: string, value: unknown) => unknown)
+    : parseExactJsonFromMarkedText(text);
 
 const markerPrefix = `__exact_json_bigint_${Math.random().toString(36).slice(2)}:`;
 const markerPattern = new RegExp(`"${markerPrefix}(-?\\d+)"`, 'g');

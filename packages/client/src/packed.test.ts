@@ -1,0 +1,262 @@
+/**
+ * What consumer teams install works: the contract and the client are packed as they would be
+ * published (`pnpm pack`: dist, rewritten exports and dependency versions), installed into a fresh
+ * project outside the workspace, type-checked there in strict mode, and run against the real API,
+ * under this Node and under Node 20 when it is on the machine.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const require = createRequire(import.meta.url);
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const packages = ['contract', 'client'].map((name) => join(repoRoot, 'packages', name));
+const TOKEN = 'packed-test-token-0123456789';
+/** Node 20 is the oldest Node the client supports; CI machines have one as /usr/bin/node. */
+const NODE_20 = process.env.PLANT_NODE_20 ?? '/usr/bin/node';
+
+const consumerTs = `
+import {
+  ConflictError,
+  createPlantClient,
+  NotFoundError,
+  PlantApiError,
+  type PlantClient,
+  type PlantWithId,
+} from '@org/plant-client';
+import { NewPlant, contract } from '@org/plant-contract';
+
+const [baseUrl = '', token = '', firstId = '0'] = process.argv.slice(2);
+const plants: PlantClient = createPlantClient({ baseUrl, token, maxRetries: 1, timeoutMs: 5_000 });
+const id = 2n ** 60n + BigInt(firstId);
+
+// The types are the contract's, not any: these lines must fail to type-check.
+// @ts-expect-error name is required
+void (() => plants.createPlant({ id: 1 }));
+// @ts-expect-error ids are numbers or bigints
+void (() => plants.getPlant('1'));
+// @ts-expect-error no such option
+createPlantClient({ baseUrl, token, retries: 3 });
+
+const newPlant: NewPlant = NewPlant.parse({ id, name: 'Fern', tag: 'packed' });
+const created = await plants.createPlant(newPlant);
+const replayed = await plants.createPlant(newPlant, { maxRetries: 0, signal: AbortSignal.timeout(5_000) });
+const conflict = await plants.createPlant({ id, name: 'Cactus' }).catch((error: unknown) => error);
+const read: PlantWithId = await plants.getPlant(id);
+const listed: PlantWithId[] = [];
+for await (const plant of plants.listPlants({ tag: 'packed', pageSize: 1 })) listed.push(plant);
+await plants.deletePlant(id);
+const gone = await plants.getPlant(id).catch((error: unknown) => error);
+
+console.log(
+  JSON.stringify({
+    node: process.versions.node,
+    created,
+    replayed,
+    conflict: ConflictError.isInstance(conflict) && conflict.status,
+    conflictRequestId: PlantApiError.isInstance(conflict) && typeof conflict.requestId,
+    readIdExact: read.id === id,
+    listed: listed.map((plant) => String(plant.id)),
+    gone: NotFoundError.isInstance(gone) && gone.status,
+    route: contract.createPlant.path,
+  }),
+);
+`;
+
+const consumerTsconfig = {
+  compilerOptions: {
+    target: 'es2022',
+    lib: ['es2022'],
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    types: ['node'],
+    strict: true,
+    skipLibCheck: false,
+    outDir: 'dist',
+  },
+  include: ['consumer.ts'],
+};
+
+/** A browser app: DOM types only, no @types/node. */
+const browserTs = `
+import { createPlantClient, PlantTimeoutError, type PlantWithId } from '@org/plant-client';
+
+const plants = createPlantClient({ baseUrl: location.origin, token: 't', fetch: (url, init) => window.fetch(url, init) });
+export const show = async (list: HTMLElement): Promise<void> => {
+  try {
+    for await (const plant of plants.listPlants()) list.append(String(plant.id satisfies PlantWithId['id']));
+  } catch (error) {
+    if (PlantTimeoutError.isInstance(error)) list.textContent = error.message;
+  }
+};
+`;
+
+const browserTsconfig = {
+  compilerOptions: {
+    target: 'es2022',
+    lib: ['es2022', 'dom', 'dom.iterable'],
+    module: 'preserve',
+    moduleResolution: 'bundler',
+    types: [],
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+  },
+  include: ['browser.ts'],
+};
+
+type Api = { url: string; process: ChildProcess; output: () => string };
+
+/** The real service (`apps/api/src/main.ts`) on an ephemeral port with a fresh data directory. */
+const startApi = (dataDir: string): Promise<Api> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'apps/api/src/main.ts')], {
+      env: {
+        PATH: process.env.PATH,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        PLANT_API_TOKENS: TOKEN,
+        PLANT_DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const api = { process: child, output: () => output };
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const url =
+        /"msg":"plant store listening".*?"url":"([^"]+)"|"url":"([^"]+)".*?"msg":"plant store listening"/.exec(output);
+      if (url) resolve({ ...api, url: (url[1] ?? url[2]) as string });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the API exited (${code}) before listening:\n${output}`)));
+  });
+
+/** tsc's complaints about a project of the consumer (emitting what it emits); empty when it type-checks. */
+const typeErrors = async (cwd: string, project: string): Promise<string> => {
+  const tsc = join(require.resolve('typescript/package.json'), '../bin/tsc');
+  return run(process.execPath, [tsc, '-p', project], { cwd }).then(
+    ({ stdout }) => stdout,
+    (error: { stdout?: string; message: string }) => error.stdout || error.message,
+  );
+};
+
+const nodeMajor = async (node: string): Promise<number | undefined> => {
+  if (!existsSync(node)) return undefined;
+  const { stdout } = await run(node, ['--version']);
+  return Number(/^v(\d+)/.exec(stdout.trim())?.[1]);
+};
+
+describe('the packed packages, installed by a consumer', () => {
+  let work: string;
+  let consumer: string;
+  let api: Api | undefined;
+  let nodeTypeErrors: string;
+
+  beforeAll(async () => {
+    for (const dir of packages) {
+      if (!existsSync(join(dir, 'dist/index.js'))) {
+        throw new Error(`${dir}/dist is missing: run \`pnpm build\` first (\`pnpm test\` builds before this test).`);
+      }
+    }
+    work = mkdtempSync(join(tmpdir(), 'plant-client-packed-'));
+    const tarballs = join(work, 'tarballs');
+    consumer = join(work, 'consumer');
+    mkdirSync(consumer);
+    for (const dir of packages) await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir });
+    const tarball = (name: string) => {
+      const file = readdirSync(tarballs).find((entry) => entry.startsWith(`org-plant-${name}-`));
+      if (!file) throw new Error(`no tarball for ${name} in ${tarballs}`);
+      return `file:${join(tarballs, file)}`;
+    };
+    const typesNode = (
+      JSON.parse(readFileSync(require.resolve('@types/node/package.json'), 'utf8')) as { version: string }
+    ).version;
+    const manifest = {
+      name: 'plant-consumer',
+      private: true,
+      type: 'module',
+      dependencies: { '@org/plant-client': tarball('client'), '@org/plant-contract': tarball('contract') },
+      devDependencies: { '@types/node': typesNode },
+      // The packed client asks for the contract by version, which no registry has yet.
+      pnpm: { overrides: { '@org/plant-contract': tarball('contract') } },
+    };
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest, null, 2));
+    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(consumerTsconfig, null, 2));
+    writeFileSync(join(consumer, 'consumer.ts'), consumerTs);
+    writeFileSync(join(consumer, 'tsconfig.browser.json'), JSON.stringify(browserTsconfig, null, 2));
+    writeFileSync(join(consumer, 'browser.ts'), browserTs);
+    await run('pnpm', ['install', '--prefer-offline', '--no-frozen-lockfile'], { cwd: consumer });
+    // Compiled here rather than in a test, so that the tests that run it can also run alone.
+    nodeTypeErrors = await typeErrors(consumer, 'tsconfig.json');
+    api = await startApi(join(work, 'data'));
+  }, 60_000);
+
+  afterAll(async () => {
+    if (api && api.process.exitCode === null) {
+      const exited = new Promise((resolve) => api?.process.once('exit', resolve));
+      api.process.kill('SIGTERM');
+      await exited;
+    }
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('installs only what was published: dist and source, no tests', () => {
+    const installed = join(consumer, 'node_modules/@org/plant-client');
+    expect(existsSync(join(installed, 'dist/index.js'))).toBe(true);
+    expect(existsSync(join(installed, 'dist/index.d.ts'))).toBe(true);
+    const shipped = readdirSync(join(installed, 'src'));
+    expect(shipped.filter((file) => file.includes('.test'))).toStrictEqual([]);
+    const exports = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: unknown }).exports;
+    expect(exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' } });
+  });
+
+  it('type-checks a strict TypeScript consumer on Node against them', () => {
+    expect(nodeTypeErrors).toBe('');
+    expect(existsSync(join(consumer, 'dist/consumer.js'))).toBe(true);
+  });
+
+  it('type-checks a browser consumer (DOM types, no @types/node) against them', async () => {
+    expect(await typeErrors(consumer, 'tsconfig.browser.json')).toBe('');
+  }, 60_000);
+
+  const expectWorks = async (node: string, firstId: number) => {
+    const { stdout } = await run(node, ['dist/consumer.js', api?.url ?? '', TOKEN, String(firstId)], {
+      cwd: consumer,
+      timeout: 30_000,
+    });
+    const id = String(2n ** 60n + BigInt(firstId));
+    expect(JSON.parse(stdout)).toStrictEqual({
+      node: expect.any(String),
+      created: { name: 'Fern', tag: 'packed' },
+      replayed: { name: 'Fern', tag: 'packed' },
+      conflict: 409,
+      conflictRequestId: 'string',
+      readIdExact: true,
+      listed: [id],
+      gone: 404,
+      route: '/plants',
+    });
+    return JSON.parse(stdout) as { node: string };
+  };
+
+  it('calls the running API with them', async () => {
+    expect((await expectWorks(process.execPath, 1)).node).toBe(process.versions.node);
+  }, 60_000);
+
+  it('calls the running API with them under Node 20', async (context) => {
+    const major = await nodeMajor(NODE_20);
+    if (major !== 20) {
+      context.skip(`no Node 20 at ${NODE_20} (found ${major ?? 'nothing'}); set PLANT_NODE_20 to its path`);
+    }
+    expect((await expectWorks(NODE_20, 2)).node).toMatch(/^20\./);
+  }, 60_000);
+});

@@ -1,0 +1,151 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
+import { isRetryableStatus, retryAfterMs, retryDelayMs, sleep, withRetries } from './retry.ts';
+
+const NOW = Date.parse('2030-01-01T00:00:00Z');
+const answer = (status: number, headers: Record<string, string> = {}) => ({ status, headers: new Headers(headers) });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('isRetryableStatus', () => {
+  it.each([408, 429, 500, 502, 503, 504])('retries %s', (status) => {
+    expect(isRetryableStatus(status)).toBe(true);
+  });
+
+  it.each([200, 204, 400, 401, 403, 404, 405, 409, 413, 415, 431])('does not retry %s', (status) => {
+    expect(isRetryableStatus(status)).toBe(false);
+  });
+});
+
+describe('retryAfterMs', () => {
+  it.each([
+    ['0', 0],
+    ['1', 1000],
+    [' 30 ', 30_000],
+    ['60', 60_000],
+    ['61', 60_000],
+    ['86400', 60_000],
+  ])('reads seconds %j as %s ms, at most 60 s', (header, ms) => {
+    expect(retryAfterMs(header, NOW)).toBe(ms);
+  });
+
+  it('reads an HTTP date as the time left until it', () => {
+    expect(retryAfterMs('Tue, 01 Jan 2030 00:00:05 GMT', NOW)).toBe(5000);
+    expect(retryAfterMs('Tue, 01 Jan 2030 01:00:00 GMT', NOW)).toBe(60_000);
+    expect(retryAfterMs('Mon, 31 Dec 2029 23:59:00 GMT', NOW)).toBe(0);
+  });
+
+  it.each([null, '', 'soon', '-1', '1.5', '1e3', 'Tue, 99 Foo 2030'])('ignores %j', (header) => {
+    expect(retryAfterMs(header, NOW)).toBeUndefined();
+  });
+});
+
+describe('retryDelayMs', () => {
+  it('backs off exponentially from 0.5 s, with full jitter, up to 8 s', () => {
+    const top = () => 0.999_999;
+    const delays = [0, 1, 2, 3, 4, 5, 10].map((retry) => Math.round(retryDelayMs(retry, undefined, top)));
+    expect(delays).toStrictEqual([500, 1000, 2000, 4000, 8000, 8000, 8000]);
+    expect(retryDelayMs(3, undefined, () => 0.25)).toBe(1000);
+    expect(retryDelayMs(3, undefined, () => 0)).toBe(0);
+  });
+
+  it("waits for the server's Retry-After instead when it gave one", () => {
+    expect(retryDelayMs(0, answer(503, { 'retry-after': '3' }), () => 0)).toBe(3000);
+    expect(retryDelayMs(4, answer(429, { 'retry-after': '0' }), () => 0.9)).toBe(0);
+  });
+
+  it('falls back to backoff when Retry-After is unreadable', () => {
+    expect(retryDelayMs(1, answer(503, { 'retry-after': 'later' }), () => 0.5)).toBe(500);
+  });
+});
+
+describe('sleep', () => {
+  it('rejects with the reason at once when the signal is already aborted', async () => {
+    const reason = new Error('gone');
+    await expect(sleep(60_000, AbortSignal.abort(reason))).rejects.toBe(reason);
+  });
+
+  it('rejects with the reason when the signal aborts during the wait, and leaves no timer', async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const pending = sleep(60_000, controller.signal);
+    controller.abort('stop');
+    await expect(pending).rejects.toBe('stop');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('withRetries', () => {
+  const run = async <T>(promise: Promise<T>) => {
+    const settled = promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    await vi.runAllTimersAsync();
+    return settled;
+  };
+
+  it('answers the first answer that is not worth retrying', async () => {
+    vi.useFakeTimers();
+    const answers = [answer(503), answer(429), answer(200)];
+    const attempt = vi.fn(async () => answers.shift() ?? answer(599));
+    const outcome = await run(withRetries(attempt, { maxRetries: 5, signal: undefined }));
+    expect(outcome).toStrictEqual({ value: { answer: answer(200), afterUncertainAttempt: true } });
+    expect(attempt).toHaveBeenCalledTimes(3);
+  });
+
+  it('answers the last retryable answer once the retries are spent', async () => {
+    vi.useFakeTimers();
+    const attempt = vi.fn(async () => answer(429));
+    const outcome = await run(withRetries(attempt, { maxRetries: 2, signal: undefined }));
+    expect(outcome).toStrictEqual({ value: { answer: answer(429), afterUncertainAttempt: false } });
+    expect(attempt).toHaveBeenCalledTimes(3);
+  });
+
+  it('sends once with maxRetries 0', async () => {
+    const attempt = vi.fn(async () => answer(503));
+    await withRetries(attempt, { maxRetries: 0, signal: undefined });
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('retries connection errors and timeouts, and throws the last one', async () => {
+    vi.useFakeTimers();
+    const errors = [new PlantConnectionError('refused'), new PlantTimeoutError('slow')];
+    const attempt = vi.fn(async () => {
+      throw errors.shift() ?? new PlantConnectionError('reset');
+    });
+    const outcome = await run(withRetries(attempt, { maxRetries: 2, signal: undefined }));
+    expect(outcome).toStrictEqual({ error: new PlantConnectionError('reset') });
+    expect(attempt).toHaveBeenCalledTimes(3);
+  });
+
+  it('tells that an answer came after an attempt with an unknown outcome', async () => {
+    vi.useFakeTimers();
+    const steps = [() => Promise.reject(new PlantTimeoutError('slow')), async () => answer(404)];
+    const attempt = () => (steps.shift() ?? (async () => answer(599)))();
+    const outcome = await run(withRetries(attempt, { maxRetries: 2, signal: undefined }));
+    expect(outcome).toStrictEqual({ value: { answer: answer(404), afterUncertainAttempt: true } });
+  });
+
+  it('throws any other error at once', async () => {
+    const failure = new TypeError('bug');
+    const attempt = vi.fn(async () => {
+      throw failure;
+    });
+    await expect(withRetries(attempt, { maxRetries: 5, signal: undefined })).rejects.toBe(failure);
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it("stops waiting and throws the signal's reason when the caller aborts during a backoff", async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const attempt = vi.fn(async () => answer(503, { 'retry-after': '30' }));
+    const pending = withRetries(attempt, { maxRetries: 2, signal: controller.signal });
+    await vi.advanceTimersByTimeAsync(10_000);
+    controller.abort('user left');
+    await expect(pending).rejects.toBe('user left');
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+});

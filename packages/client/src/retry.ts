@@ -1,0 +1,92 @@
+import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
+
+export const DEFAULT_MAX_RETRIES = 2;
+/** First backoff ceiling; it doubles with each retry up to MAX_BACKOFF_MS. */
+export const INITIAL_BACKOFF_MS = 500;
+export const MAX_BACKOFF_MS = 8_000;
+/** The longest wait a Retry-After header can impose; longer ones are shortened to this. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** What an attempt answered: enough to decide on a retry. */
+export type Answer = { status: number; headers: Headers };
+
+/** 408 and 429 ask to come back later; a 5xx may be transient. Other statuses would answer the same again. */
+export const isRetryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
+
+/** No answer at all, or none within the timeout: the request may or may not have reached the server. */
+export const isRetryableError = (error: unknown): boolean =>
+  PlantConnectionError.isInstance(error) || PlantTimeoutError.isInstance(error);
+
+/**
+ * Milliseconds the server asked to wait (`Retry-After` as seconds or an HTTP date), at most
+ * MAX_RETRY_AFTER_MS, or undefined when the header is absent or unreadable.
+ */
+export const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
+  if (header === null) return undefined;
+  const text = header.trim();
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : /[a-z]/i.test(text) ? Date.parse(text) - now : Number.NaN;
+  if (Number.isNaN(ms)) return undefined;
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+};
+
+/**
+ * The wait before retry number `retry` (0 for the first): the server's Retry-After when it gave one,
+ * else exponential backoff with full jitter, so that many clients failing together do not come back
+ * together.
+ */
+export const retryDelayMs = (retry: number, answer: Answer | undefined, random = Math.random): number =>
+  retryAfterMs(answer?.headers.get('retry-after') ?? null) ??
+  random() * Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** retry);
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+export type RetrySettings = { maxRetries: number; signal: AbortSignal | undefined };
+
+export type Outcome<T extends Answer> = {
+  answer: T;
+  /**
+   * An earlier attempt got no answer or a 5xx, so the server may have carried it out: a retried
+   * DELETE answered 404 then most likely means the first attempt deleted the plant.
+   */
+  afterUncertainAttempt: boolean;
+};
+
+/**
+ * Runs `attempt` until it gives an answer that is not worth retrying, or `maxRetries` retries are
+ * spent. Connection errors and timeouts are retried too; the last one is thrown. Nothing is retried
+ * once the caller's signal has aborted: its reason is thrown instead.
+ */
+export const withRetries = async <T extends Answer>(
+  attempt: () => Promise<T>,
+  { maxRetries, signal }: RetrySettings,
+): Promise<Outcome<T>> => {
+  let afterUncertainAttempt = false;
+  for (let retry = 0; ; retry++) {
+    let answer: T;
+    try {
+      answer = await attempt();
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (!isRetryableError(error) || retry >= maxRetries) throw error;
+      afterUncertainAttempt = true;
+      await sleep(retryDelayMs(retry, undefined), signal);
+      continue;
+    }
+    if (!isRetryableStatus(answer.status) || retry >= maxRetries) return { answer, afterUncertainAttempt };
+    if (answer.status >= 500) afterUncertainAttempt = true;
+    await sleep(retryDelayMs(retry, answer), signal);
+  }
+};
