@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+
+/** The part of apps/api/src/testing/postgres-server.ts that the benchmark uses. */
+type PostgresHelper = {
+  findPostgres(): unknown;
+  postgresMissingMessage(): string;
+  startPostgresServer(options?: { fsync?: boolean }): Promise<{ adminUrl: string; destroy(): Promise<void> }>;
+};
+
+export type Postgres = {
+  /** Where (d) came from, for the report. */
+  source: string;
+  /** A new empty database; `drop` removes it. */
+  createDatabase(): Promise<{ url: string; drop(): Promise<void> }>;
+  /** Rows in the `plants` table of the database at `url`, or undefined when there is no such table. */
+  countPlants(url: string): Promise<number | undefined>;
+  close(): Promise<void>;
+};
+
+const withClient = async <T>(url: string, run: (client: pg.Client) => Promise<T>): Promise<T> => {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+};
+
+const databaseUrl = (adminUrl: string, name: string): string => {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+const onServer = (adminUrl: string, source: string, close: () => Promise<void>): Postgres => ({
+  source,
+  createDatabase: async () => {
+    const name = `plant_bench_${randomBytes(6).toString('hex')}`;
+    await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+    return {
+      url: databaseUrl(adminUrl, name),
+      drop: async () => {
+        await withClient(adminUrl, (client) =>
+          client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
+        );
+      },
+    };
+  },
+  countPlants: (url) =>
+    withClient(url, async (client) => {
+      const { rows } = await client.query<{ table: string | null }>("SELECT to_regclass('plants')::text AS table");
+      if (!rows[0]?.table) return undefined;
+      const counted = await client.query<{ count: string }>('SELECT count(*) FROM plants');
+      return Number(counted.rows[0]?.count);
+    }),
+  close,
+});
+
+/**
+ * PostgreSQL for (d), or the reason it is skipped. The API must support DATABASE_URL; the server is
+ * BENCH_POSTGRES_URL (an admin URL: the benchmark creates and drops its own databases there) or a
+ * throwaway one started by the API's test helper from the installed PostgreSQL binaries, with
+ * fsync on as in production.
+ */
+export const openPostgres = async (apiDir: string, env: NodeJS.ProcessEnv): Promise<Postgres | string> => {
+  const config = join(apiDir, 'src', 'config.ts');
+  const supported =
+    existsSync(join(apiDir, 'src', 'store', 'postgres-store.ts')) &&
+    existsSync(config) &&
+    readFileSync(config, 'utf8').includes('DATABASE_URL');
+  if (!supported) return 'the API has no PostgreSQL store (DATABASE_URL) yet';
+  if (env.BENCH_POSTGRES_URL) {
+    return onServer(env.BENCH_POSTGRES_URL, 'BENCH_POSTGRES_URL', async () => {});
+  }
+  const helperPath = join(apiDir, 'src', 'testing', 'postgres-server.ts');
+  if (!existsSync(helperPath)) return 'no BENCH_POSTGRES_URL and no apps/api/src/testing/postgres-server.ts';
+  const helper = (await import(pathToFileURL(helperPath).href)) as PostgresHelper;
+  if (helper.findPostgres() === undefined) return helper.postgresMissingMessage().replace(/;.*$/, '');
+  const server = await helper.startPostgresServer({ fsync: true });
+  return onServer(server.adminUrl, 'a throwaway PostgreSQL (fsync on), same machine', () => server.destroy());
+};

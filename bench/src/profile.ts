@@ -1,0 +1,79 @@
+/**
+ * Where our API spends its time under load: runs one server of the benchmark with `--cpu-prof`,
+ * loads it with wrk as `pnpm bench` does, stops it, and prints self and total time by package,
+ * file and function. With --cold, profiles a cold start (spawn to the first 200) instead.
+ * The .cpuprofile is kept for Chrome DevTools or speedscope.
+ *
+ *   pnpm --filter @org/plant-bench profile [--server c] [--duration 10] [--connections 50] [--cold]
+ */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type CpuProfile, formatSummary, summarizeProfile } from './cpu-profile.ts';
+import type { ServerKey } from './options.ts';
+import { openPostgres, type Postgres } from './postgres.ts';
+import { measureColdStart, type RunningServer, startServer } from './server-process.ts';
+import { API_DIR, BENCH_HEADERS, BENCH_TOKEN, createTargets, plantBody, REPO_ROOT } from './targets.ts';
+import { ensureWrk, runWrk } from './wrk.ts';
+
+const { values } = parseArgs({
+  options: {
+    server: { type: 'string', default: 'c' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    interval: { type: 'string', default: '250' },
+    top: { type: 'string', default: '25' },
+    cold: { type: 'boolean', default: false },
+  },
+});
+const key = values.server as ServerKey;
+const seconds = Number(values.duration);
+
+ensureWrk();
+let postgres: Postgres | undefined;
+if (key === 'd') {
+  const opened = await openPostgres(API_DIR, process.env);
+  if (typeof opened === 'string') throw new Error(`(d) is not available: ${opened}`);
+  postgres = opened;
+}
+const target = createTargets(postgres).find((candidate) => candidate.key === key);
+if (!target) throw new Error(`--server must be one of a, b, c, d (got ${key}).`);
+
+const dir = mkdtempSync(join(tmpdir(), 'plant-bench-profile-'));
+const instance = await target.instance([
+  '--cpu-prof',
+  `--cpu-prof-dir=${dir}`,
+  `--cpu-prof-interval=${Number(values.interval)}`,
+]);
+let server: RunningServer | undefined;
+try {
+  if (values.cold) {
+    const ms = await measureColdStart(instance.command, { headers: BENCH_HEADERS, body: plantBody(1) });
+    console.log(`(${key}) ${target.name}: cold start to the first 200 in ${ms.toFixed(0)} ms under --cpu-prof`);
+  } else {
+    server = await startServer(instance.command, join(dir, 'server.log'));
+    const result = await runWrk({
+      url: server.url,
+      token: BENCH_TOKEN,
+      connections: Number(values.connections),
+      threads: 1,
+      seconds,
+      firstId: 1,
+    });
+    await server.stop();
+    const reqPerSec = result.requests / (result.durationUs / 1e6);
+    console.log(
+      `(${key}) ${target.name} under --cpu-prof: ${reqPerSec.toFixed(0)} req/s, p99 ${(result.p99Us / 1000).toFixed(2)} ms, ${result.non2xx} non-2xx`,
+    );
+  }
+  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no .cpuprofile was written in ${dir}`);
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+  console.log(formatSummary(summarizeProfile(profile, REPO_ROOT, Number(values.top))));
+  console.log(`\nprofile: ${join(dir, file)} (open in Chrome DevTools › Performance, or speedscope)`);
+} finally {
+  await server?.stop();
+  await instance.cleanup();
+  await postgres?.close();
+}

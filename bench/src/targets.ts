@@ -1,0 +1,127 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
+import type { ServerKey } from './options.ts';
+import type { Postgres } from './postgres.ts';
+import type { ServerCommand } from './server-process.ts';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const API_DIR = join(REPO_ROOT, 'apps', 'api');
+const SERVERS_DIR = fileURLToPath(new URL('./servers/', import.meta.url));
+
+/** Accepted by every server here (the API wants ≥ 16 characters of the b64token alphabet). */
+export const BENCH_TOKEN = 'bench-token-0123456789abcdef';
+export const BENCH_HEADERS = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+/** The body every benchmark sends, wrk's Lua script included. */
+export const plantBody = (id: number): string => JSON.stringify({ id, name: 'Monstera deliciosa', tag: 'indoor' });
+
+export const NAMES: Record<ServerKey, string> = {
+  a: 'node:http + Map (limit)',
+  b: 'ts-rest/express + zod + Map (peer)',
+  c: 'our API, embedded SQLite',
+  d: 'our API, PostgreSQL',
+};
+
+/** One instance of a server: its command, on its own fresh data. */
+export type Instance = {
+  command: ServerCommand;
+  /** Plants it stored durably (read after it stopped), or undefined when it keeps none. */
+  storedPlants(): Promise<number | undefined>;
+  cleanup(): Promise<void>;
+};
+
+export type Target = {
+  key: ServerKey;
+  name: string;
+  /** A new instance with empty storage; `nodeFlags` go before the script (e.g. --cpu-prof). */
+  instance(nodeFlags?: string[]): Promise<Instance>;
+};
+
+/** The inherited environment minus anything that would change how a server under test runs. */
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^(PLANT_|DATABASE_URL$|LOG_LEVEL$|PORT$|HOST$|NODE_OPTIONS$|NODE_ENV$|BENCH_)/.test(name)) continue;
+    env[name] = value;
+  }
+  return { ...env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' };
+};
+
+const reference = (key: ServerKey, file: string): Target => ({
+  key,
+  name: NAMES[key],
+  instance: async (nodeFlags = []) => ({
+    command: {
+      args: [...nodeFlags, join(SERVERS_DIR, file)],
+      cwd: REPO_ROOT,
+      env: { ...baseEnv(), BENCH_TOKEN },
+    },
+    storedPlants: async () => undefined,
+    cleanup: async () => {},
+  }),
+});
+
+/** Our API with production settings: a fixed token, info logging, a data directory of its own. */
+const apiEnv = (dataDir: string): NodeJS.ProcessEnv => ({
+  ...baseEnv(),
+  PLANT_API_TOKENS: BENCH_TOKEN,
+  PLANT_DATA_DIR: dataDir,
+  LOG_LEVEL: 'info',
+  // The per-token rate limit (default 1000/s) would answer this single-token load with 429s. Set
+  // far above any rate reached here, the limiter still runs on every request, so its cost counts.
+  PLANT_RATE_LIMIT_PER_TOKEN: '1000000000',
+});
+
+const countSqlitePlants = (dataDir: string): number | undefined => {
+  const file = join(dataDir, 'plants.sqlite');
+  if (!existsSync(file)) return undefined;
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    return Number((db.prepare('SELECT count(*) AS count FROM plants').get() as { count: number }).count);
+  } finally {
+    db.close();
+  }
+};
+
+const ourApiOnSqlite: Target = {
+  key: 'c',
+  name: NAMES.c,
+  instance: async (nodeFlags = []) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-sqlite-'));
+    return {
+      command: { args: [...nodeFlags, join(API_DIR, 'src', 'main.ts')], cwd: API_DIR, env: apiEnv(dataDir) },
+      storedPlants: async () => countSqlitePlants(dataDir),
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  },
+};
+
+const ourApiOnPostgres = (postgres: Postgres): Target => ({
+  key: 'd',
+  name: NAMES.d,
+  instance: async (nodeFlags = []) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-pg-'));
+    const database = await postgres.createDatabase();
+    return {
+      command: {
+        args: [...nodeFlags, join(API_DIR, 'src', 'main.ts')],
+        cwd: API_DIR,
+        env: { ...apiEnv(dataDir), DATABASE_URL: database.url },
+      },
+      storedPlants: () => postgres.countPlants(database.url),
+      cleanup: async () => {
+        await database.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  },
+});
+
+export const createTargets = (postgres: Postgres | undefined): Target[] => [
+  reference('a', 'raw-node.ts'),
+  reference('b', 'ts-rest-peer.ts'),
+  ourApiOnSqlite,
+  ...(postgres ? [ourApiOnPostgres(postgres)] : []),
+];

@@ -1,0 +1,93 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const SCRIPT = fileURLToPath(new URL('./post-plants.lua', import.meta.url));
+
+export type WrkResult = {
+  requests: number;
+  durationUs: number;
+  bytes: number;
+  /** Answers other than 2xx/3xx (401, 409, 429, 5xx…): any of them spoils the round. */
+  non2xx: number;
+  connectErrors: number;
+  readErrors: number;
+  writeErrors: number;
+  timeouts: number;
+  p50Us: number;
+  p90Us: number;
+  p99Us: number;
+  maxUs: number;
+  meanUs: number;
+};
+
+const hasWrk = (): boolean => spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
+
+/**
+ * wrk (C, epoll) rather than a Node load generator: it shares the machine's two cores with the
+ * server under test, so the less CPU it takes per request the less it distorts the figures.
+ * Installed from Debian's packages when missing and we may.
+ */
+export const ensureWrk = (): void => {
+  if (hasWrk()) return;
+  const canApt = process.getuid?.() === 0 && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (!canApt) {
+    throw new Error('wrk is not installed: install it (apt-get install wrk, brew install wrk) and run again.');
+  }
+  console.log('wrk is not installed; installing the Debian package wrk…');
+  execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+  if (!hasWrk()) throw new Error('wrk is still missing after apt-get install wrk.');
+};
+
+export type WrkOptions = {
+  url: string;
+  token: string;
+  connections: number;
+  threads: number;
+  seconds: number;
+  /** Ids sent are firstId, firstId+1, …: unique per run so that every POST creates a new plant. */
+  firstId: number;
+};
+
+/** One wrk run of POST /plants in its own process. */
+export const runWrk = ({ url, token, connections, threads, seconds, firstId }: WrkOptions): Promise<WrkResult> =>
+  new Promise((resolve, reject) => {
+    const args = [
+      `-t${threads}`,
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '--timeout',
+      '5s',
+      '-s',
+      SCRIPT,
+      `${url}/plants`,
+      '--',
+      token,
+      String(firstId),
+      String(threads),
+    ];
+    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const line = stdout
+        .trim()
+        .split('\n')
+        .findLast((text) => text.startsWith('{'));
+      if (code !== 0 || line === undefined) {
+        reject(new Error(`wrk ${args.join(' ')} failed (exit ${code}):\n${stdout}${stderr}`));
+        return;
+      }
+      resolve(JSON.parse(line) as WrkResult);
+    });
+  });
