@@ -84,6 +84,7 @@ describe.skipIf(mounted === undefined)('disk full under the data directory (need
     expect(read.status).toBe(200);
     expect(((await read.json()) as { id: number }).id).toBe(1);
     expect((await get('/plants?limit=5')).status).toBe(200);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     await expectError(await fetch(`${server.url}/plants`, { method: 'POST' }), 401);
 
     rmSync(filler);
