@@ -1,4 +1,3 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,28 +6,11 @@ import { createPlantClient, type NewPlant, PlantApiError, PlantConnectionError }
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TOKEN_HASH_FILE } from './auth/api-tokens.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
+import { type Exit, killAllMains, logLines, type MainProcess, runMain, startMain } from './testing/main-process.ts';
 
-const MAIN = join(import.meta.dirname, 'main.ts');
-const START_TIMEOUT_MS = 10_000;
-const EXIT_TIMEOUT_MS = 10_000;
 const TOKEN = 'main-test-token-0123456789abcdef';
 const OTHER_TOKEN = 'main-test-other-token-0123456789';
 
-/** Variables main reads; the children get only what each test sets, never the runner's own. */
-const CONFIG_VARIABLES = ['PORT', 'HOST', 'PLANT_API_TOKENS', 'PLANT_DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL'];
-
-type Exit = { code: number | null; signal: NodeJS.Signals | null };
-
-type ServerProcess = {
-  child: ChildProcessWithoutNullStreams;
-  stdout(): string;
-  stderr(): string;
-  /** Resolves with the first match of `pattern` on stdout; rejects if the process exits first or time runs out. */
-  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
-  exited(timeoutMs?: number): Promise<Exit>;
-};
-
-const children = new Set<ChildProcessWithoutNullStreams>();
 const dataDirs: string[] = [];
 
 const makeDataDir = (): string => {
@@ -37,103 +19,7 @@ const makeDataDir = (): string => {
   return dir;
 };
 
-const isRunning = (child: ChildProcessWithoutNullStreams): boolean =>
-  child.exitCode === null && child.signalCode === null;
-
-const killAll = async (): Promise<void> => {
-  await Promise.all(
-    [...children].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          children.delete(child);
-          if (!isRunning(child)) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-};
-
-const runMain = (env: Record<string, string>): ServerProcess => {
-  const baseEnv = { ...process.env };
-  for (const name of [...CONFIG_VARIABLES, 'NODE_OPTIONS']) delete baseEnv[name];
-  const child = spawn(process.execPath, [MAIN], {
-    cwd: tmpdir(),
-    env: { ...baseEnv, HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-
-  const withTimeout = <T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.\nstdout: ${stdout}\nstderr: ${stderr}`),
-          ),
-        timeoutMs,
-      );
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-  };
-
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    waitForStdout: (pattern, timeoutMs = START_TIMEOUT_MS) =>
-      withTimeout(
-        new Promise<RegExpMatchArray>((resolve, reject) => {
-          const check = () => {
-            const match = stdout.match(pattern);
-            if (match === null) return false;
-            child.stdout.off('data', check);
-            resolve(match);
-            return true;
-          };
-          if (check()) return;
-          child.stdout.on('data', check);
-          void exit.then(() => {
-            if (!check())
-              reject(new Error(`The process exited before printing ${pattern}.\nstdout: ${stdout}\nstderr: ${stderr}`));
-          });
-        }),
-        timeoutMs,
-        `${pattern} on stdout`,
-      ),
-    exited: (timeoutMs = EXIT_TIMEOUT_MS) => withTimeout(exit, timeoutMs, 'the process to exit'),
-  };
-};
-
-type LogLine = { msg?: string; url?: string; [key: string]: unknown };
-
-const logLines = (stdout: string): LogLine[] =>
-  stdout
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine);
-
-/** Starts main and resolves once it logs its URL (PORT=0, so the port comes from that line). */
-const startMain = async (env: Record<string, string>): Promise<ServerProcess & { url: string }> => {
-  const server = runMain(env);
-  await server.waitForStdout(/"msg":"plant store listening"/);
-  const listening = logLines(server.stdout()).find((line) => line.msg === 'plant store listening');
-  const url = listening?.url;
-  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-  return { ...server, url: url as string };
-};
-
-const stop = async (server: ServerProcess): Promise<Exit> => {
+const stop = async (server: MainProcess): Promise<Exit> => {
   server.child.kill('SIGTERM');
   return server.exited();
 };
@@ -157,11 +43,11 @@ const filesUnder = (dir: string): string[] =>
     .map((entry) => join(entry.parentPath, entry.name));
 
 afterEach(async () => {
-  await killAll();
+  await killAllMains();
   for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-afterAll(killAll);
+afterAll(killAllMains);
 
 describe('main: the plant store process', () => {
   it('generates a token on first start, keeps only its SHA-256, and accepts it after a restart', async () => {
@@ -297,7 +183,7 @@ describe('main: the plant store process', () => {
 
     for (let round = 0; round < 5; round++) {
       const server = await startMain({ PLANT_DATA_DIR: dataDir, PLANT_API_TOKENS: TOKEN });
-      const client = createPlantClient({ baseUrl: server.url, token: TOKEN, timeoutMs: 5_000 });
+      const client = createPlantClient({ baseUrl: server.url, token: TOKEN, timeoutMs: 5_000, maxRetries: 0 });
       const acknowledged: (NewPlant & { id: bigint })[] = [];
       const failures: unknown[] = [];
       let next = 0;

@@ -9,6 +9,7 @@ import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
+import { expectError } from '../testing/expect-error.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
@@ -49,24 +50,6 @@ const send = ({
     },
     ...(body === undefined ? {} : { body }),
   });
-
-const STACK_OR_MARKUP = /<html|<!doctype|<body|\n\s+at |\.[cm]?[jt]s:\d+|node_modules|SqliteError|ZodError/i;
-
-/** Asserts the contract's Error answer: exact status, JSON, exactly `{ error, message }`, no leaks. */
-const expectError = async (response: Response, status: number, mentions?: RegExp) => {
-  expect(response.status).toBe(status);
-  expect(response.headers.get('content-type')).toMatch(/^application\/json(;|$)/);
-  const text = await response.text();
-  expect(text).not.toMatch(STACK_OR_MARKUP);
-  const body = JSON.parse(text) as Record<string, unknown>;
-  expect(Object.keys(body).sort()).toEqual(['error', 'message']);
-  expect(body.error).toBe(status);
-  expect(body.message).toEqual(expect.any(String));
-  const message = body.message as string;
-  expect(message).toMatch(/^[A-Z]/);
-  if (mentions) expect(message).toMatch(mentions);
-  return message;
-};
 
 const expectOkPlant = async (response: Response, plant: Record<string, string>) => {
   expect(response.status).toBe(200);
@@ -500,7 +483,7 @@ describe('store failures', () => {
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(await expectError(response, 500)).toBe('Internal server error.');
 
-    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN, fetch })
+    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN, fetch, maxRetries: 0 })
       .createPlant({ id: 60, name: 'Faulty' })
       .catch((e: unknown) => e);
     expect(PlantApiError.isInstance(error)).toBe(true);
@@ -522,7 +505,7 @@ describe('store failures', () => {
     expect(text).not.toContain('/var/lib/plants');
     await expectError(response, 503, /unavailable/);
 
-    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN, fetch })
+    const error = await createPlantClient({ baseUrl: url, token: TEST_TOKEN, fetch, maxRetries: 0 })
       .createPlant({ id: 61, name: 'Unavailable' })
       .catch((e: unknown) => e);
     expect(PlantApiError.isInstance(error)).toBe(true);
