@@ -9,6 +9,8 @@ import type { ServerCommand } from './server-process.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const API_DIR = join(REPO_ROOT, 'apps', 'api');
+/** How the backend team starts the service: the built bundle (`pnpm start`), not the TypeScript source. */
+const API_MAIN = ['--enable-source-maps', join(API_DIR, 'dist', 'main.js')];
 const SERVERS_DIR = fileURLToPath(new URL('./servers/', import.meta.url));
 
 /** Accepted by every server here (the API wants ≥ 16 characters of the b64token alphabet). */
@@ -91,7 +93,7 @@ const ourApiOnSqlite: Target = {
   instance: async (nodeFlags = []) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-sqlite-'));
     return {
-      command: { args: [...nodeFlags, join(API_DIR, 'src', 'main.ts')], cwd: API_DIR, env: apiEnv(dataDir) },
+      command: { args: [...nodeFlags, ...API_MAIN], cwd: API_DIR, env: apiEnv(dataDir) },
       storedPlants: async () => countSqlitePlants(dataDir),
       cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
@@ -106,7 +108,7 @@ const ourApiOnPostgres = (postgres: Postgres): Target => ({
     const database = await postgres.createDatabase();
     return {
       command: {
-        args: [...nodeFlags, join(API_DIR, 'src', 'main.ts')],
+        args: [...nodeFlags, ...API_MAIN],
         cwd: API_DIR,
         env: { ...apiEnv(dataDir), DATABASE_URL: database.url },
       },

@@ -3,13 +3,12 @@ import { pino } from 'pino';
 import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
-import { jwtAuthenticator } from './auth/jwt-authenticator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { type PlantStore, StoreUnavailableError } from './store/plant-store.ts';
-import { describeDatabase, PostgresPlantStore, SchemaTooNewError } from './store/postgres-store.ts';
+import { SchemaTooNewError } from './store/postgres-migrations.ts';
 import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
 
 const fail = (message: string): never => {
@@ -23,20 +22,31 @@ const start = async () => {
   const config = loadConfig(process.env);
   const logger = pino({ level: config.logLevel });
   const { database } = config;
-  const store: PlantStore = database
-    ? await PostgresPlantStore.open({
-        ...database,
-        onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
-      })
-    : SqlitePlantStore.open(config.dataDir);
-  const metrics = createMetrics(store instanceof PostgresPlantStore ? { poolStats: () => store.poolStats() } : {});
+  // pg and jose load only when configured: every module costs start-up time and memory.
+  let store: PlantStore;
+  let metrics: ReturnType<typeof createMetrics>;
+  let storage: Record<string, string>;
+  if (database) {
+    const { describeDatabase, PostgresPlantStore } = await import('./store/postgres-store.ts');
+    const postgres = await PostgresPlantStore.open({
+      ...database,
+      onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
+    });
+    store = postgres;
+    metrics = createMetrics({ poolStats: () => postgres.poolStats() });
+    storage = { database: describeDatabase(database.url) };
+  } else {
+    store = SqlitePlantStore.open(config.dataDir);
+    metrics = createMetrics({});
+    storage = { dataDir: config.dataDir };
+  }
   let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =
     config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);
   const authenticators: { tokens?: Authenticator; jwt?: Authenticator } = {};
   if (tokens) authenticators.tokens = staticTokens(tokens.hashes);
-  if (config.jwt) authenticators.jwt = jwtAuthenticator(config.jwt);
+  if (config.jwt) authenticators.jwt = (await import('./auth/jwt-authenticator.ts')).jwtAuthenticator(config.jwt);
   const app = createApp({
     store,
     authenticate: combineAuthenticators(authenticators),
@@ -58,7 +68,6 @@ const start = async () => {
     const { port } = server.address() as AddressInfo;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const url = `http://${host}:${port}`;
-    const storage = database ? { database: describeDatabase(database.url) } : { dataDir: config.dataDir };
     logger.info({ url, ...storage }, 'plant store listening');
     if (tokens?.generatedToken !== undefined) {
       console.log(

@@ -153,3 +153,20 @@ describe('without JSON.rawJSON (Node 20, older browsers)', () => {
     expect(restoreExactIntegers('{"id":"1"}')).toBe('{"id":"1"}');
   });
 });
+
+describe('parseExactJson without a risky number', () => {
+  it('parses plain text the fast way with the same result', () => {
+    expect(parseExactJson('{"id":999999999999999,"name":"x9007199254740993","n":-12}')).toStrictEqual({
+      id: 999999999999999,
+      name: 'x9007199254740993',
+      n: -12,
+    });
+  });
+
+  it('still keeps a big integer exact when a string nearby looks like a fraction', () => {
+    expect(parseExactJson('{"name":"v1.5","id":9007199254740993}')).toStrictEqual({
+      name: 'v1.5',
+      id: 9007199254740993n,
+    });
+  });
+});

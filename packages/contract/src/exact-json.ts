@@ -80,11 +80,20 @@ export const parseExactJsonFromMarkedText = (text: string): unknown =>
     },
   );
 
+/**
+ * Text in which every number literal is exact as a double: none has 16 digits in a row (10^15 < 2^53)
+ * or a fraction or exponent. A match may also come from a string ("v1.5"), which only costs the slow path.
+ */
+const POSSIBLY_INEXACT = /\d{16}|\d[.eE]/;
+
 /** `JSON.parse` that keeps every integer exact (bigint beyond ±(2^53 − 1)). */
-export const parseExactJson = (text: string): unknown =>
-  hasSourceText
+export const parseExactJson = (text: string): unknown => {
+  // The reviver runs for every value; most bodies need none of it.
+  if (!POSSIBLY_INEXACT.test(text)) return JSON.parse(text);
+  return hasSourceText
     ? JSON.parse(text, reviveExactNumber as (key: string, value: unknown) => unknown)
     : parseExactJsonFromMarkedText(text);
+};
 
 const markerPrefix = `__exact_json_bigint_${Math.random().toString(36).slice(2)}:`;
 const markerPattern = new RegExp(`"${markerPrefix}(-?\\d+)"`, 'g');

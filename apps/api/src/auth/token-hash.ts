@@ -3,15 +3,21 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
 /**
- * Accepts a token whose SHA-256 equals one of `hashes`. Comparing fixed-length digests in constant
+ * The SHA-256 of `token` when it equals one of `hashes`, else undefined. Comparing fixed-length digests in constant
  * time, and always against every hash, leaks neither a token's length nor which one was close.
  */
-export const createTokenVerifier = (hashes: readonly Buffer[]): ((token: string) => boolean) => {
+export const createTokenMatcher = (hashes: readonly Buffer[]): ((token: string) => Buffer | undefined) => {
   if (hashes.length === 0) throw new Error('At least one API token is required.');
   return (token) => {
     const presented = hashToken(token);
     let accepted = false;
     for (const hash of hashes) accepted = timingSafeEqual(presented, hash) || accepted;
-    return accepted;
+    return accepted ? presented : undefined;
   };
+};
+
+/** Accepts a token whose SHA-256 equals one of `hashes` (see createTokenMatcher). */
+export const createTokenVerifier = (hashes: readonly Buffer[]): ((token: string) => boolean) => {
+  const match = createTokenMatcher(hashes);
+  return (token) => match(token) !== undefined;
 };

@@ -17,13 +17,13 @@ const bodyParserMessages: Record<string, (error: BodyParserError) => string> = {
 /** Every failure leaves as the contract's `Error` body; unexpected ones are logged and answered 500. */
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
   if (res.headersSent) {
-    req.log.error({ err: error }, 'error after the response started');
+    req.log.error({ reqId: req.id, err: error }, 'error after the response started');
     res.destroy();
     return;
   }
   if (error instanceof HttpError) return sendError(res, error.status, error.message, error.headers);
   if (error instanceof StoreUnavailableError) {
-    req.log.warn({ err: error }, 'store unavailable');
+    req.log.warn({ reqId: req.id, err: error }, 'store unavailable');
     return sendError(res, 503, 'The plant store is temporarily unavailable; retry later.', {
       'Retry-After': STORE_RETRY_AFTER_SECONDS,
     });
@@ -35,7 +35,7 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
   if (bodyError.status === 400 && bodyError.code?.startsWith('Z_')) {
     return sendError(res, 400, 'The request body is not valid gzip/deflate data for its Content-Encoding.');
   }
-  req.log.error({ err: error }, 'unexpected error');
+  req.log.error({ reqId: req.id, err: error }, 'unexpected error');
   sendError(res, 500, 'Internal server error.');
 };
 
