@@ -22,13 +22,27 @@ export const createFetcher =
     fetchOptions,
     timeoutMs = Number.POSITIVE_INFINITY,
   }: ApiFetcherArgs & { timeoutMs?: number }): Promise<FetchedAnswer> => {
-    const timeout = Number.isFinite(timeoutMs) ? AbortSignal.timeout(timeoutMs) : undefined;
     const callerSignal = fetchOptions?.signal ?? undefined;
-    const signals = [callerSignal, timeout].filter((signal) => signal !== undefined);
     const init: RequestInit = { method, headers };
-    const [only] = signals;
-    if (only) init.signal = signals.length === 1 ? only : AbortSignal.any(signals);
     if (body !== undefined && body !== null) init.body = typeof body === 'string' ? restoreExactIntegers(body) : body;
+    // One controller and a plain timer, cleared when the attempt ends: measurably cheaper per
+    // request than AbortSignal.timeout with AbortSignal.any.
+    let controller: AbortController | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
+    const forwardAbort = () => controller?.abort(callerSignal?.reason);
+    if (callerSignal || Number.isFinite(timeoutMs)) {
+      controller = new AbortController();
+      init.signal = controller.signal;
+      if (callerSignal?.aborted) forwardAbort();
+      else callerSignal?.addEventListener('abort', forwardAbort, { once: true });
+      if (Number.isFinite(timeoutMs)) {
+        timer = setTimeout(() => {
+          timedOut = true;
+          controller?.abort(new DOMException(`No answer within ${timeoutMs} ms.`, 'TimeoutError'));
+        }, timeoutMs);
+      }
+    }
     let response: Response;
     let text: string;
     try {
@@ -36,11 +50,14 @@ export const createFetcher =
       text = await response.text();
     } catch (error) {
       if (callerSignal?.aborted) throw callerSignal.reason;
-      if (timeout?.aborted) {
+      if (timedOut) {
         throw new PlantTimeoutError(`${method} ${path} got no answer within ${timeoutMs} ms.`, { cause: error });
       }
       const reason = error instanceof Error ? error.message : String(error);
       throw new PlantConnectionError(`${method} ${path} failed: ${reason}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', forwardAbort);
     }
     return { status: response.status, headers: response.headers, body: parseBody(response, text) };
   };
