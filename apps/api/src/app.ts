@@ -71,10 +71,10 @@ export const createApp = ({
   app.set('query parser', 'simple');
   app.set('json replacer', exactJsonReplacer);
   app.use(metrics.observeRequests);
+  app.use(securityHeaders);
   // Before the request log: probes every few seconds from every load balancer would drown it.
   app.use(opsRoutes({ store, metrics, isDraining, logger }));
   app.use(requestLogger(logger));
-  app.use(securityHeaders);
 
   createExpressEndpoints(contract, createPlantsRouter(metrics.instrumentStore(store), bodyLimit), app, {
     logInitialization: false,
@@ -96,6 +96,6 @@ export const createApp = ({
 
   app.use(docsRoutes());
   app.use(notFound);
-  app.use(errorHandler);
+  app.use(errorHandler(logger));
   return app;
 };

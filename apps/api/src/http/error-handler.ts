@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../store/plant-store.ts';
 import { HttpError, sendError } from './http-error.ts';
 
@@ -15,29 +16,31 @@ const bodyParserMessages: Record<string, (error: BodyParserError) => string> = {
 };
 
 /** Every failure leaves as the contract's `Error` body; unexpected ones are logged and answered 500. */
-export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
-  if (res.headersSent) {
-    req.log.error({ reqId: req.id, err: error }, 'error after the response started');
-    res.destroy();
-    return;
-  }
-  if (error instanceof HttpError) return sendError(res, error.status, error.message, error.headers);
-  if (error instanceof StoreUnavailableError) {
-    req.log.warn({ reqId: req.id, err: error }, 'store unavailable');
-    return sendError(res, 503, 'The plant store is temporarily unavailable; retry later.', {
-      'Retry-After': STORE_RETRY_AFTER_SECONDS,
-    });
-  }
-  const bodyError = error as BodyParserError;
-  const describe = bodyError.type === undefined ? undefined : bodyParserMessages[bodyError.type];
-  if (describe && bodyError.status !== undefined) return sendError(res, bodyError.status, describe(bodyError));
-  // body-parser passes zlib's failure on as a bare 400 when a gzip/deflate body is corrupt.
-  if (bodyError.status === 400 && bodyError.code?.startsWith('Z_')) {
-    return sendError(res, 400, 'The request body is not valid gzip/deflate data for its Content-Encoding.');
-  }
-  req.log.error({ reqId: req.id, err: error }, 'unexpected error');
-  sendError(res, 500, 'Internal server error.');
-};
+export const errorHandler =
+  (logger: Logger): ErrorRequestHandler =>
+  (error: unknown, req, res, _next) => {
+    if (res.headersSent) {
+      logger.error({ reqId: req.id, err: error }, 'error after the response started');
+      res.destroy();
+      return;
+    }
+    if (error instanceof HttpError) return sendError(res, error.status, error.message, error.headers);
+    if (error instanceof StoreUnavailableError) {
+      logger.warn({ reqId: req.id, err: error }, 'store unavailable');
+      return sendError(res, 503, 'The plant store is temporarily unavailable; retry later.', {
+        'Retry-After': STORE_RETRY_AFTER_SECONDS,
+      });
+    }
+    const bodyError = error as BodyParserError;
+    const describe = bodyError.type === undefined ? undefined : bodyParserMessages[bodyError.type];
+    if (describe && bodyError.status !== undefined) return sendError(res, bodyError.status, describe(bodyError));
+    // body-parser passes zlib's failure on as a bare 400 when a gzip/deflate body is corrupt.
+    if (bodyError.status === 400 && bodyError.code?.startsWith('Z_')) {
+      return sendError(res, 400, 'The request body is not valid gzip/deflate data for its Content-Encoding.');
+    }
+    logger.error({ reqId: req.id, err: error }, 'unexpected error');
+    sendError(res, 500, 'Internal server error.');
+  };
 
 export const notFound: RequestHandler = (_req, res) => {
   sendError(res, 404, 'No operation exists at this path.');

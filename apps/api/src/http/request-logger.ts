@@ -6,8 +6,6 @@ declare module 'node:http' {
   interface IncomingMessage {
     /** The request id: a sane incoming `X-Request-Id`, or a new UUID. */
     id: string;
-    /** The app's logger; lines about this request carry `reqId`. */
-    log: Logger;
   }
 }
 
@@ -27,7 +25,6 @@ export const requestLogger =
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.id = id;
-    req.log = logger;
     res.setHeader('X-Request-Id', id);
     res.once('close', () => {
       const line = {
