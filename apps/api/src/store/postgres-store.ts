@@ -44,6 +44,7 @@ const types: pg.CustomTypesConfig = {
 };
 
 type Row = { id: bigint; name: string; tag: string | null };
+type CreatedRow = Row & { created: boolean };
 
 const toPlant = (row: Row): StoredPlant =>
   row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
@@ -98,6 +99,19 @@ const sql = {
            SELECT true AS created, id, name, tag FROM inserted
            UNION ALL
            SELECT false AS created, id, name, tag FROM plants WHERE id = $1`,
+  // The same for many plants at once: creates issued in one turn of the event loop share one
+  // statement (and one commit). Rows inserted by this statement are invisible to its second SELECT,
+  // which therefore finds only rows that were there before.
+  createMany: `WITH input AS (
+                 SELECT * FROM unnest($1::int8[], $2::text[], $3::text[]) AS t (id, name, tag)
+               ), inserted AS (
+                 INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM input
+                 ON CONFLICT (id) DO NOTHING
+                 RETURNING id, name, tag
+               )
+               SELECT true AS created, id, name, tag FROM inserted
+               UNION ALL
+               SELECT false AS created, plants.id, plants.name, plants.tag FROM plants JOIN input USING (id)`,
   get: 'SELECT id, name, tag FROM plants WHERE id = $1',
   delete: 'DELETE FROM plants WHERE id = $1',
   list: (after: boolean, tag: boolean) => {
@@ -117,6 +131,8 @@ export class PostgresPlantStore implements PlantStore {
   /** The tail of each id's queue, so this process applies writes to one id in the order issued. */
   readonly #writesById = new Map<bigint, Promise<unknown>>();
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Creates waiting for the next batch statement (see sql.createMany). */
+  #batch: { plant: StoredPlant; settle: (row: CreatedRow | undefined, error?: unknown) => void }[] = [];
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -210,11 +226,42 @@ export class PostgresPlantStore implements PlantStore {
     return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount };
   }
 
+  /** Joins the batch of this turn of the event loop; resolves with this plant's row, if any. */
+  #createInBatch(plant: StoredPlant): Promise<CreatedRow | undefined> {
+    return new Promise((resolve, reject) => {
+      this.#batch.push({ plant, settle: (row, error) => (error === undefined ? resolve(row) : reject(error)) });
+      if (this.#batch.length === 1) setImmediate(() => void this.#flushBatch());
+    });
+  }
+
+  async #flushBatch(): Promise<void> {
+    const batch = this.#batch;
+    this.#batch = [];
+    try {
+      const { rows } = await this.#pool.query<CreatedRow>(sql.createMany, [
+        batch.map(({ plant }) => plant.id.toString()),
+        batch.map(({ plant }) => plant.name),
+        batch.map(({ plant }) => plant.tag ?? null),
+      ]);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      for (const { plant, settle } of batch) settle(byId.get(plant.id));
+    } catch (error) {
+      // An outage fails the whole batch at once; anything else may be one plant's fault, so each
+      // goes on alone (the next attempt) and only that one fails.
+      const shared = isTransientDatabaseError(error) ? error : undefined;
+      for (const { settle } of batch) settle(undefined, shared);
+    }
+  }
+
   async #create(plant: StoredPlant): Promise<CreateOutcome> {
     const values = [plant.id.toString(), plant.name, plant.tag ?? null];
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
-      const { rows } = await this.#pool.query<Row & { created: boolean }>(sql.create, values);
-      const row = rows[0];
+      // The first attempt shares a statement with the other creates of this turn; a plant that
+      // changed concurrently is looked at again on its own.
+      const row =
+        attempt === 0
+          ? await this.#createInBatch(plant)
+          : (await this.#pool.query<CreatedRow>(sql.create, values)).rows[0];
       if (row === undefined) continue; // Created or deleted concurrently by another process: look again.
       if (row.created) return { outcome: 'created', plant };
       const existing = toPlant(row);
