@@ -25,3 +25,15 @@ describe('RateLimiter', () => {
     expect(limiter.take('a', 0)).toBe(60);
   });
 });
+
+describe('RateLimiter.retryAfter', () => {
+  it('only reads: asking about a key that never spent leaves the next take a full burst', () => {
+    const limiter = new RateLimiter({ perSecond: 1, burst: 2 });
+    expect(limiter.retryAfter('a', 0)).toBe(0);
+    expect(limiter.take('a', 0)).toBe(0);
+    expect(limiter.take('a', 0)).toBe(0);
+    expect(limiter.take('a', 0)).toBe(1);
+    expect(limiter.retryAfter('a', 0)).toBe(1);
+    expect(limiter.retryAfter('a', 1000)).toBe(0);
+  });
+});

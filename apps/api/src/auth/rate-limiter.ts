@@ -21,9 +21,14 @@ export class RateLimiter {
     return bucket;
   }
 
-  /** Seconds until `key` may spend again; 0 when it may now. */
+  /**
+   * Seconds until `key` may spend again; 0 when it may now. Only reads: asked on every request, it
+   * must not leave a bucket behind for each address that never spends.
+   */
   retryAfter(key: string, now = performance.now()): number {
-    const { tokens } = this.#bucket(key, now);
+    const bucket = this.#buckets.get(key);
+    if (bucket === undefined) return 0;
+    const tokens = Math.min(this.#burst, bucket.tokens + ((now - bucket.at) / 1000) * this.#perSecond);
     return tokens >= 1 ? 0 : Math.ceil((1 - tokens) / this.#perSecond);
   }
 
