@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { type HttpAnswer, httpRequest, postPlant } from './testing/http-request.
 import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, runMain, startMain } from './testing/main-process.ts';
 import type { TestDatabase } from './testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from './testing/postgres-test-database.ts';
+import { runToEnd } from './testing/run-to-end.ts';
 
 const MIGRATE = join(import.meta.dirname, 'migrate.ts');
 
@@ -36,29 +36,13 @@ const appliedVersions = async (url: string): Promise<number[]> =>
 
 const replicaEnv = (url: string) => ({ DATABASE_URL: url, PLANT_API_TOKENS: MAIN_TEST_TOKEN });
 
-const runMigrate = (url: string): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MIGRATE], {
-      env: { PATH: process.env.PATH, DATABASE_URL: url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`migrate did not finish within 15 s; stderr: ${stderr}`));
-    }, 15_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+const runMigrate = async (url: string): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+  const { code, stdout, stderr } = await runToEnd(process.execPath, [MIGRATE], {
+    env: { PATH: process.env.PATH, DATABASE_URL: url },
+    timeoutMs: 15_000,
   });
+  return { code, stdout, stderr };
+};
 
 const cleanUp = async () => {
   await killAllMains();

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ChildResult, runToEnd } from '../testing/run-to-end.ts';
 import { StoreUnavailableError } from './plant-store.ts';
 import { describePlantStore } from './plant-store-suite.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
@@ -15,40 +15,16 @@ const CHILD_TIMEOUT_MS = 10_000;
 
 const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-sqlite-test-'));
 
-type ChildResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
-
 /** Runs an inline ESM script in a fresh Node process (another process, so other OS locks). */
-const runNode = (script: string, args: string[] = [], shellPrefix?: string): Promise<ChildResult> =>
-  new Promise((resolve, reject) => {
-    const nodeArgs = ['--input-type=module', '--eval', script, '--', ...args];
-    const child =
-      shellPrefix === undefined
-        ? spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'pipe', 'pipe'] })
-        : // `exec` keeps the shell's resource limits but makes Node the process that runs the script.
-          spawn('/bin/sh', ['-c', `${shellPrefix}; exec "$0" "$@"`, process.execPath, ...nodeArgs], {
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`The child process did not finish within ${CHILD_TIMEOUT_MS} ms; stderr: ${stderr}`));
-    }, CHILD_TIMEOUT_MS);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+const runNode = (script: string, args: string[] = [], shellPrefix?: string): Promise<ChildResult> => {
+  const nodeArgs = ['--input-type=module', '--eval', script, '--', ...args];
+  return shellPrefix === undefined
+    ? runToEnd(process.execPath, nodeArgs, { timeoutMs: CHILD_TIMEOUT_MS })
+    : // `exec` keeps the shell's resource limits but makes Node the process that runs the script.
+      runToEnd('/bin/sh', ['-c', `${shellPrefix}; exec "$0" "$@"`, process.execPath, ...nodeArgs], {
+        timeoutMs: CHILD_TIMEOUT_MS,
+      });
+};
 
 /** A child that tries to open the store in `dataDir` and prints the outcome as one JSON line. */
 const openInAnotherProcess = async (dataDir: string): Promise<{ opened: boolean; name?: string; message?: string }> => {
