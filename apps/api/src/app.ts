@@ -1,16 +1,16 @@
-import { contract, exactJsonReplacer } from '@org/plant-contract';
-import { createExpressEndpoints, type RequestValidationError } from '@ts-rest/express';
-import express, { type Express } from 'express';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { contract } from '@org/plant-contract';
 import { type Logger, pino } from 'pino';
 import type { Authenticator } from './auth/authenticator.ts';
 import { bearerAuth } from './auth/bearer-auth.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
+import { contractRoutes } from './http/contract-routes.ts';
 import { docsRoutes } from './http/docs-routes.ts';
-import { errorHandler, notFound, otherMethods } from './http/error-handler.ts';
-import { sendError } from './http/http-error.ts';
+import { errorHandler, notFound } from './http/error-handler.ts';
+import { answerGet } from './http/get-routes.ts';
+import { readJsonBody } from './http/json-body.ts';
 import { requestLogger } from './http/request-logger.ts';
-import { securityHeaders } from './http/security-headers.ts';
-import { validationMessage } from './http/validation-message.ts';
+import { setSecurityHeaders } from './http/security-headers.ts';
 import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
@@ -35,25 +35,10 @@ export type AppOptions = {
   isDraining?: () => boolean;
 };
 
-const describeValidationError = (error: RequestValidationError): string => {
-  if (error.pathParams) return validationMessage('path parameters', error.pathParams);
-  if (error.query) return validationMessage('query parameters', error.query);
-  if (error.headers) return validationMessage('headers', error.headers);
-  return error.body ? validationMessage('request body', error.body) : 'Invalid request.';
-};
-
-/** Methods per path, from the contract, so other methods get 405 (OPTIONS 204) with `Allow`. */
-const methodsByPath = (): Map<string, string[]> => {
-  const paths = new Map<string, string[]>();
-  for (const route of Object.values(contract)) {
-    // Express answers HEAD wherever it answers GET.
-    const methods = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
-    paths.set(route.path, [...(paths.get(route.path) ?? []), ...methods]);
-  }
-  return paths;
-};
-
-/** Builds the Plant Store HTTP app without listening; the caller owns the server and the store. */
+/**
+ * Builds the Plant Store HTTP app, a request listener for node:http, without listening; the caller
+ * owns the server and the store.
+ */
 export const createApp = ({
   store,
   authenticate,
@@ -64,38 +49,51 @@ export const createApp = ({
   bodyLimit,
   metrics = createMetrics({ processMetrics: false }),
   isDraining = () => false,
-}: AppOptions): Express => {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('query parser', 'simple');
-  app.set('json replacer', exactJsonReplacer);
-  app.use(metrics.observeRequests);
-  app.use(securityHeaders);
-  // Before the request log: probes every few seconds from every load balancer would drown it.
-  app.use(opsRoutes({ store, metrics, isDraining, logger }));
-  app.use(requestLogger(logger));
-
-  createExpressEndpoints(contract, createPlantsRouter(metrics.instrumentStore(store), bodyLimit), app, {
-    logInitialization: false,
-    globalMiddleware: [
-      bearerAuth({
-        authenticate,
-        requireScopes,
-        ...(rateLimitPerToken > 0 && {
-          perToken: new RateLimiter({ perSecond: rateLimitPerToken, burst: 2 * rateLimitPerToken }),
-        }),
-        ...(authFailuresPerMinute > 0 && {
-          failuresPerAddress: new RateLimiter({ perSecond: authFailuresPerMinute / 60, burst: authFailuresPerMinute }),
-        }),
+}: AppOptions): RequestListener => {
+  const ops = opsRoutes({ store, metrics, isDraining, logger });
+  const docs = docsRoutes();
+  const logRequest = requestLogger(logger);
+  const answerError = errorHandler(logger);
+  const plants = contractRoutes(contract, createPlantsRouter(metrics.instrumentStore(store)), {
+    authorize: bearerAuth({
+      authenticate,
+      requireScopes,
+      ...(rateLimitPerToken > 0 && {
+        perToken: new RateLimiter({ perSecond: rateLimitPerToken, burst: 2 * rateLimitPerToken }),
       }),
-    ],
-    requestValidationErrorHandler: (error, _req, res) => sendError(res, 400, describeValidationError(error)),
+      ...(authFailuresPerMinute > 0 && {
+        failuresPerAddress: new RateLimiter({ perSecond: authFailuresPerMinute / 60, burst: authFailuresPerMinute }),
+      }),
+    }),
+    readBody: (req) => readJsonBody(req, bodyLimit),
   });
-  for (const [path, methods] of methodsByPath()) app.all(path, otherMethods(methods));
 
-  app.use(docsRoutes());
-  app.use(notFound);
-  app.use(errorHandler(logger));
-  return app;
+  const route = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => {
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+    // A keep-alive client would otherwise keep its connection, and the drain would never end.
+    if (isDraining()) res.setHeader('Connection', 'close');
+    // Before the request log: probes every few seconds from every load balancer would drown it.
+    const opsAnswer = answerGet(ops, req, res, pathname);
+    if (opsAnswer) return opsAnswer;
+    logRequest(req, res);
+    return (
+      plants(req, res, pathname, queryAt === -1 ? '' : url.slice(queryAt + 1)) ?? answerGet(docs, req, res, pathname)
+    );
+  };
+
+  return (req, res) => {
+    metrics.observeRequests(req, res);
+    setSecurityHeaders(res);
+    let answer: Promise<void> | undefined;
+    try {
+      answer = route(req, res);
+    } catch (error) {
+      answerError(error, req, res);
+      return;
+    }
+    if (answer === undefined) notFound(res);
+    else answer.catch((error: unknown) => answerError(error, req, res));
+  };
 };

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -254,10 +254,9 @@ describe('several configured tokens', () => {
   beforeEach(async () => {
     dataDir = makeDataDir();
     store = SqlitePlantStore.open(dataDir);
-    const listening = createApp({
-      store,
-      authenticate: staticTokens([hashToken(first), hashToken(second)]),
-    }).listen(0, '127.0.0.1');
+    const listening = createServer(
+      createApp({ store, authenticate: staticTokens([hashToken(first), hashToken(second)]) }),
+    ).listen(0, '127.0.0.1');
     app = listening;
     await new Promise((resolve) => listening.once('listening', resolve));
     url = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;

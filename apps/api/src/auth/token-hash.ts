@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
-export const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+// The one-shot hash: a Hash object per request cost twice as much (profiled).
+export const hashToken = (token: string): Buffer => hash('sha256', token, 'buffer');
 
 /**
  * The SHA-256 of `token` when it equals one of `hashes`, else undefined. Comparing fixed-length digests in constant

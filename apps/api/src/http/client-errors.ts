@@ -18,7 +18,7 @@ const answer = (code: string | undefined): { status: number; message: string } =
 };
 
 /**
- * Requests that Node's HTTP parser rejects before Express sees them (oversized headers, malformed
+ * Requests that Node's HTTP parser rejects before the app sees them (oversized headers, malformed
  * HTTP, slow clients) get the contract's `Error` body too, instead of Node's bare status line.
  */
 export const answerClientErrors = (server: Server): void => {

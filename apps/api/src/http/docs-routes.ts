@@ -1,8 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { createOpenApiDocument, stringifyOpenApiDocument } from '@org/plant-contract';
-import { type RequestHandler, Router } from 'express';
-import { otherMethods } from './error-handler.ts';
+import type { GetHandler, GetRoutes } from './get-routes.ts';
+import { JSON_CONTENT_TYPE, sendError } from './http-error.ts';
 
 /** Swagger UI's files, served from node_modules: the reference works with no network. */
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -54,35 +55,51 @@ const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 });
 `;
 
-const html: RequestHandler = (req, res) => {
-  // Relative asset URLs resolve right only from /docs, not /docs/.
-  if (req.path.endsWith('/')) return res.redirect(301, '../docs');
-  res.set('Content-Security-Policy', DOCS_CSP).type('html').send(PAGE);
+/** Swagger UI's files, read once on first request: most processes never serve the docs. */
+const assetCache = new Map<string, Promise<Buffer>>();
+const ASSET_TYPES: Record<string, string> = {
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  png: 'image/png',
 };
+
+const asset =
+  (name: string): GetHandler =>
+  async (_req, res) => {
+    let content = assetCache.get(name);
+    if (content === undefined) {
+      content = readFile(join(SWAGGER_UI_DIR, name));
+      assetCache.set(name, content);
+    }
+    const bytes = await content;
+    res.writeHead(200, {
+      'Content-Type': ASSET_TYPES[extname(name).slice(1)] ?? 'application/octet-stream',
+      'Content-Length': bytes.length,
+      'Cache-Control': 'public, max-age=3600',
+    });
+    res.end(bytes);
+  };
+
+const text =
+  (type: string, content: string, headers: Record<string, string> = {}): GetHandler =>
+  (_req, res) => {
+    res.writeHead(200, { ...headers, 'Content-Type': type, 'Content-Length': Buffer.byteLength(content) });
+    res.end(content);
+  };
 
 /**
  * `GET /openapi.json`, the contract's OpenAPI 3.1 document, and `GET /docs`, an interactive
  * reference (Swagger UI) where a reader enters a token and sends requests to this same service.
  * Both are public: the document describes the API, it grants nothing.
  */
-export const docsRoutes = (): Router => {
+export const docsRoutes = (): GetRoutes => {
   const documentText = stringifyOpenApiDocument(createOpenApiDocument());
-  const router = Router();
-
-  router.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(documentText);
-  });
-  router.get('/docs', html);
-  router.get('/docs/init.js', (_req, res) => {
-    res.type('text/javascript').send(INIT_SCRIPT);
-  });
-  for (const asset of ASSETS) {
-    router.get(`/docs/${asset}`, (_req, res, next) => {
-      res.set('Cache-Control', 'public, max-age=3600');
-      res.sendFile(join(SWAGGER_UI_DIR, asset), (error) => error && next(error));
-    });
-  }
-  const paths = ['/openapi.json', '/docs', '/docs/init.js', ...ASSETS.map((asset) => `/docs/${asset}`)];
-  router.all(paths, otherMethods(['GET', 'HEAD']));
-  return router;
+  return new Map<string, GetHandler>([
+    ['/openapi.json', text(JSON_CONTENT_TYPE, documentText)],
+    ['/docs', text('text/html; charset=utf-8', PAGE, { 'Content-Security-Policy': DOCS_CSP })],
+    // Relative asset URLs resolve right only from /docs, not /docs/.
+    ['/docs/', (_req, res) => sendError(res, 301, 'The reference is at ../docs.', { Location: '../docs' })],
+    ['/docs/init.js', text('text/javascript; charset=utf-8', INIT_SCRIPT)],
+    ...ASSETS.map((name): [string, GetHandler] => [`/docs/${name}`, asset(name)]),
+  ]);
 };

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /** A failure with the status, message and headers the client should see. */
 export class HttpError extends Error {
@@ -13,12 +13,26 @@ export class HttpError extends Error {
   }
 }
 
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** Answers `text`, already serialized JSON, with its length: one write for headers and body. */
+export const sendJson = (
+  res: ServerResponse,
+  status: number,
+  text: string,
+  headers: Readonly<Record<string, string>> = {},
+): void => {
+  for (const name in headers) res.setHeader(name, headers[name] as string);
+  res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+};
+
 /** Answers with the contract's `Error` body: `{ error: <HTTP status>, message }`. */
 export const sendError = (
-  res: Response,
+  res: ServerResponse,
   status: number,
   message: string,
   headers: Readonly<Record<string, string>> = {},
 ): void => {
-  res.set(headers).status(status).json({ error: status, message });
+  sendJson(res, status, JSON.stringify({ error: status, message }), headers);
 };

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -28,7 +28,7 @@ const startLogged = async () => {
     authenticate: staticTokens([hashToken(TOKEN)]),
     logger: pino({ level: 'info' }, sink),
   });
-  server = app.listen(0, '127.0.0.1');
+  server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server?.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}/plants`, lines };

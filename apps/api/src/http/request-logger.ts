@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-
-declare module 'node:http' {
-  interface IncomingMessage {
-    /** The request id: a sane incoming `X-Request-Id`, or a new UUID. */
-    id: string;
-  }
-}
+import './request-fields.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** A token sent in the query string is refused, and must not be logged either. */
@@ -19,16 +13,21 @@ const TOKEN_IN_QUERY = /([?&]access_token=)[^&#]*/gi;
  * Hand-written rather than pino-http: no child logger per request, which profiling showed to cost.
  */
 export const requestLogger =
-  (logger: Logger): RequestHandler =>
-  (req, res, next) => {
+  (logger: Logger) =>
+  (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
     res.once('close', () => {
+      const url = req.url ?? '';
       const line = {
-        req: { id, method: req.method, url: req.originalUrl.replace(TOKEN_IN_QUERY, '$1[redacted]') },
+        req: {
+          id,
+          method: req.method,
+          url: url.includes('access_token') ? url.replace(TOKEN_IN_QUERY, '$1[redacted]') : url,
+        },
         res: { statusCode: res.statusCode },
         responseTime: Math.round(performance.now() - started),
       };
@@ -36,5 +35,4 @@ export const requestLogger =
       else if (res.statusCode >= 500) logger.error(line, 'request completed');
       else logger.info(line, 'request completed');
     });
-    next();
   };

@@ -1,5 +1,6 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import '../http/request-fields.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
 
 export type PoolStats = { total: number; idle: number; waiting: number };
@@ -13,10 +14,10 @@ export type MetricsOptions = {
 
 export type Metrics = {
   readonly registry: Registry;
-  /** Counts and times every request by method, route and status. */
-  readonly observeRequests: RequestHandler;
+  /** Counts and times the request, once answered, by method, route and status. */
+  readonly observeRequests: (req: IncomingMessage, res: ServerResponse) => void;
   /** Answers GET /metrics in the Prometheus text format. */
-  readonly expose: RequestHandler;
+  readonly expose: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** The same store, with each operation timed and each failure counted. */
   instrumentStore(store: PlantStore): PlantStore;
 };
@@ -78,7 +79,7 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
     });
   }
 
-  const observeRequests: RequestHandler = (req, res, next) => {
+  const observeRequests = (req: IncomingMessage, res: ServerResponse): void => {
     const stopTimer = duration.startTimer();
     inFlight.inc();
     let done = false;
@@ -86,25 +87,18 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
       if (done) return;
       done = true;
       inFlight.dec();
-      const route = req.route?.path === undefined ? UNMATCHED_ROUTE : `${req.baseUrl}${req.route.path}`;
-      const labels = { method: req.method, route, status: String(res.statusCode) };
+      const labels = { method: req.method ?? '', route: req.route ?? UNMATCHED_ROUTE, status: String(res.statusCode) };
       requests.inc(labels);
       stopTimer(labels);
     };
     res.once('finish', finish);
     res.once('close', finish);
-    next();
   };
 
-  const expose: RequestHandler = async (_req, res, next) => {
-    try {
-      const text = await registry.metrics();
-      // Exactly the exposition format's type: express would reorder its parameters.
-      res.setHeader('Content-Type', registry.contentType);
-      res.end(text);
-    } catch (error) {
-      next(error);
-    }
+  const expose = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const text = await registry.metrics();
+    res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
   };
 
   const instrumentStore = (store: PlantStore): PlantStore => {

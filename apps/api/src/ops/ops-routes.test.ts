@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
@@ -29,7 +29,7 @@ const start = async (
     isDraining: draining,
     ...(metrics && { metrics: createMetrics(metrics) }),
   });
-  server = app.listen(0, '127.0.0.1');
+  server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server?.once('listening', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 };

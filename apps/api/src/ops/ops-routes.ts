@@ -1,8 +1,6 @@
-import { Router } from 'express';
 import type { Logger } from 'pino';
-import { otherMethods } from '../http/error-handler.ts';
-import { sendError } from '../http/http-error.ts';
-import { securityHeaders } from '../http/security-headers.ts';
+import type { GetRoutes } from '../http/get-routes.ts';
+import { sendError, sendJson } from '../http/http-error.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -30,40 +28,26 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, message: string): Promi
  * (it should get traffic: the store answers and is migrated, and it is not shutting down) and GET
  * /metrics (Prometheus). Keep /metrics off the public internet at the ingress.
  */
-export const opsRoutes = ({ store, metrics, isDraining, logger }: OpsRoutesOptions): Router => {
-  const router = Router();
-
-  router.use((_req, res, next) => {
-    // A keep-alive client would otherwise keep its connection, and the drain would never end.
-    if (isDraining()) res.set('Connection', 'close');
-    next();
-  });
-
-  const paths = ['/healthz', '/readyz', '/metrics'];
-  router.use(paths, securityHeaders);
-
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-
-  router.get('/readyz', async (_req, res) => {
-    if (isDraining()) return sendError(res, 503, 'The service is shutting down.', { 'Retry-After': '1' });
-    try {
-      await withTimeout(
-        store.health(),
-        READINESS_TIMEOUT_MS,
-        `The store did not answer within ${READINESS_TIMEOUT_MS} ms.`,
-      );
-    } catch (error) {
-      // The cause (hosts, schema versions) is for the operator's log, not for an unauthenticated caller.
-      logger.warn({ err: error }, 'not ready');
-      return sendError(res, 503, 'The plant store is not ready; retry later.', { 'Retry-After': '1' });
-    }
-    res.json({ status: 'ready' });
-  });
-
-  router.get('/metrics', metrics.expose);
-
-  for (const path of paths) router.all(path, otherMethods(['GET', 'HEAD']));
-  return router;
-};
+export const opsRoutes = ({ store, metrics, isDraining, logger }: OpsRoutesOptions): GetRoutes =>
+  new Map([
+    ['/healthz', (_req, res) => sendJson(res, 200, '{"status":"ok"}')],
+    [
+      '/readyz',
+      async (_req, res) => {
+        if (isDraining()) return sendError(res, 503, 'The service is shutting down.', { 'Retry-After': '1' });
+        try {
+          await withTimeout(
+            store.health(),
+            READINESS_TIMEOUT_MS,
+            `The store did not answer within ${READINESS_TIMEOUT_MS} ms.`,
+          );
+        } catch (error) {
+          // The cause (hosts, schema versions) is for the operator's log, not for an unauthenticated caller.
+          logger.warn({ err: error }, 'not ready');
+          return sendError(res, 503, 'The plant store is not ready; retry later.', { 'Retry-After': '1' });
+        }
+        sendJson(res, 200, '{"status":"ready"}');
+      },
+    ],
+    ['/metrics', metrics.expose],
+  ]);

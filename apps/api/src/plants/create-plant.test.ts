@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { createPlantClient, PlantApiError, PlantClientError } from '@org/plant-client';
@@ -460,7 +460,10 @@ describe('store failures', () => {
 
   const serveWith = async (create: PlantStore['create']) => {
     const store = fakeStore({ create });
-    const listening = createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) }).listen(0, '127.0.0.1');
+    const listening = createServer(createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) })).listen(
+      0,
+      '127.0.0.1',
+    );
     app = listening;
     await new Promise((resolve) => listening.once('listening', resolve));
     const { port } = listening.address() as AddressInfo;

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,9 @@ export const startTestServer = async (dataDir = makeDataDir()): Promise<TestServ
   const store = SqlitePlantStore.open(dataDir);
   const app = createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening)).once('error', reject);
+    const listening = createServer(app)
+      .listen(0, '127.0.0.1', () => resolve(listening))
+      .once('error', reject);
   });
   answerClientErrors(server);
   const { port } = server.address() as AddressInfo;
