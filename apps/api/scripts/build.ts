@@ -10,7 +10,12 @@ const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8')) as { d
 
 rmSync('dist', { recursive: true, force: true });
 await build({
-  entryPoints: ['src/main.ts', 'src/migrate.ts'],
+  // The SQLite worker runs as its own entry, dist/sqlite-worker.js beside main.js (see sqlite-store.ts).
+  entryPoints: [
+    { in: 'src/main.ts', out: 'main' },
+    { in: 'src/migrate.ts', out: 'migrate' },
+    { in: 'src/store/sqlite-worker.ts', out: 'sqlite-worker' },
+  ],
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -209,7 +209,7 @@ describe('main: the plant store process', () => {
       expect(failures.length).toBeGreaterThan(0);
       for (const failure of failures) expect(PlantConnectionError.isInstance(failure), String(failure)).toBe(true);
 
-      const store = SqlitePlantStore.open(dataDir);
+      const store = await SqlitePlantStore.open(dataDir);
       try {
         const stored = await Promise.all(acknowledged.map((plant) => store.get(plant.id)));
         expect(stored).toStrictEqual(acknowledged);

@@ -38,7 +38,7 @@ const start = async () => {
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
     storage = { database: describeDatabase(database.url) };
   } else {
-    store = SqlitePlantStore.open(config.dataDir);
+    store = await SqlitePlantStore.open(config.dataDir);
     metrics = createMetrics({});
     storage = { dataDir: config.dataDir };
   }

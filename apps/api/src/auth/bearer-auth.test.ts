@@ -253,7 +253,7 @@ describe('several configured tokens', () => {
 
   beforeEach(async () => {
     dataDir = makeDataDir();
-    store = SqlitePlantStore.open(dataDir);
+    store = await SqlitePlantStore.open(dataDir);
     const listening = createServer(
       createApp({ store, authenticate: staticTokens([hashToken(first), hashToken(second)]) }),
     ).listen(0, '127.0.0.1');

@@ -98,7 +98,7 @@ describe.skipIf(mounted === undefined)('disk full under the data directory (need
 
     // And the database file is sound: a fresh open after the episode finds every acknowledged plant.
     await server.stop();
-    const reopened = SqlitePlantStore.open(dataDir);
+    const reopened = await SqlitePlantStore.open(dataDir);
     try {
       for (const id of acknowledged) expect(await reopened.get(BigInt(id)), `plant ${id}`).toBeDefined();
       expect(await reopened.get(BigInt(refused as number))).toBeDefined();

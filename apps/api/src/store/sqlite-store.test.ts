@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -31,7 +31,7 @@ const openInAnotherProcess = async (dataDir: string): Promise<{ opened: boolean;
   const script = `
     const { SqlitePlantStore } = await import(${JSON.stringify(STORE_MODULE)});
     try {
-      const store = SqlitePlantStore.open(process.argv[1]);
+      const store = await SqlitePlantStore.open(process.argv[1]);
       await store.close();
       console.log(JSON.stringify({ opened: true }));
     } catch (error) {
@@ -52,9 +52,27 @@ const userVersion = (dataDir: string): number => {
   }
 };
 
+/**
+ * Commits in the write-ahead log so far: only a commit frame records the database size in its
+ * header, and frames left over from before a WAL reset carry other salts than the header.
+ */
+const walCommits = (dataDir: string): number => {
+  const wal = readFileSync(join(dataDir, `${SQLITE_FILE_NAME}-wal`));
+  const frameSize = 24 + wal.readUInt32BE(8);
+  let commits = 0;
+  for (let at = 32; at + frameSize <= wal.length; at += frameSize) {
+    if (wal.readUInt32BE(at + 8) !== wal.readUInt32BE(16) || wal.readUInt32BE(at + 12) !== wal.readUInt32BE(20)) break;
+    if (wal.readUInt32BE(at + 4) !== 0) commits += 1;
+  }
+  return commits;
+};
+
+const plantsFrom = (first: number, count: number) =>
+  Array.from({ length: count }, (_, index) => ({ id: BigInt(first + index), name: `Plant ${first + index}` }));
+
 describePlantStore('SqlitePlantStore', async () => {
   const dataDir = makeDataDir();
-  const store = SqlitePlantStore.open(dataDir);
+  const store = await SqlitePlantStore.open(dataDir);
   return {
     store,
     cleanup: async () => {
@@ -68,8 +86,8 @@ describe('SqlitePlantStore', () => {
   let root: string;
   let dataDir: string;
   const openStores: SqlitePlantStore[] = [];
-  const openStore = (): SqlitePlantStore => {
-    const store = SqlitePlantStore.open(dataDir);
+  const openStore = async (): Promise<SqlitePlantStore> => {
+    const store = await SqlitePlantStore.open(dataDir);
     openStores.push(store);
     return store;
   };
@@ -86,18 +104,18 @@ describe('SqlitePlantStore', () => {
 
   it('creates the data directory when it does not exist yet', async () => {
     dataDir = join(dataDir, 'nested', 'plants');
-    const store = openStore();
+    const store = await openStore();
     expect((await store.create({ id: 1n, name: 'Monstera' })).outcome).toBe('created');
   });
 
   it('keeps plants across close and reopen, and replays them afterwards', async () => {
-    const first = openStore();
+    const first = await openStore();
     await first.create({ id: 1n, name: 'Monstera', tag: 'indoor' });
     await first.create({ id: -(2n ** 63n), name: 'Smallest' });
     await first.create({ id: 9007199254740993n, name: 'Beyond double precision' });
     await first.close();
 
-    const second = openStore();
+    const second = await openStore();
     expect(await second.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera', tag: 'indoor' });
     expect(await second.get(-(2n ** 63n))).toStrictEqual({ id: -(2n ** 63n), name: 'Smallest' });
     expect(await second.get(9007199254740993n)).toStrictEqual({
@@ -110,7 +128,7 @@ describe('SqlitePlantStore', () => {
   });
 
   it('refuses a second process on the same data directory while open, and lets it in after close', async () => {
-    const store = openStore();
+    const store = await openStore();
     await store.create({ id: 1n, name: 'Monstera' });
 
     const refused = await openInAnotherProcess(dataDir);
@@ -131,13 +149,13 @@ describe('SqlitePlantStore', () => {
 
   it('records the newest schema version and does not run migrations again on reopen', async () => {
     expect(sqliteMigrations).toHaveLength(2);
-    const first = openStore();
+    const first = await openStore();
     await first.create({ id: 7n, name: 'Aloe' });
     await first.close();
     expect(userVersion(dataDir)).toBe(2);
 
     // Running the CREATE TABLE again would throw on reopen; the data would not survive a re-creation.
-    const second = openStore();
+    const second = await openStore();
     expect(await second.get(7n)).toStrictEqual({ id: 7n, name: 'Aloe' });
     await second.close();
     expect(userVersion(dataDir)).toBe(2);
@@ -149,24 +167,24 @@ describe('SqlitePlantStore', () => {
     db.exec(`INSERT INTO plants (id, name, tag) VALUES (9007199254740993, 'Old', 'a'); PRAGMA user_version = 1`);
     db.close();
 
-    const store = openStore();
+    const store = await openStore();
     expect(await store.list({ limit: 10, tag: 'a' })).toStrictEqual([{ id: 9007199254740993n, name: 'Old', tag: 'a' }]);
     await store.close();
     expect(userVersion(dataDir)).toBe(2);
   });
 
-  it('refuses a database whose schema is newer than this build, and leaves it untouched', () => {
+  it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {
     const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
     db.exec('CREATE TABLE future (x INTEGER)');
     db.exec('PRAGMA user_version = 7');
     db.close();
 
-    expect(() => openStore()).toThrow(
+    await expect(openStore()).rejects.toThrow(
       'The database schema is at version 7, newer than this build knows (2); run a newer release.',
     );
     expect(userVersion(dataDir)).toBe(7);
     // The failed open released the file: another open sees the same refusal, not "in use".
-    expect(() => openStore()).toThrow(/newer than this build knows/);
+    await expect(openStore()).rejects.toThrow(/newer than this build knows/);
   });
 
   it('rejects a create with StoreUnavailableError when the disk refuses the write, and keeps earlier plants', async () => {
@@ -176,7 +194,7 @@ describe('SqlitePlantStore', () => {
       process.on('SIGXFSZ', () => {});
       const { SqlitePlantStore } = await import(${JSON.stringify(STORE_MODULE)});
       const { StoreUnavailableError } = await import(${JSON.stringify(PLANT_STORE_MODULE)});
-      const store = SqlitePlantStore.open(process.argv[1]);
+      const store = await SqlitePlantStore.open(process.argv[1]);
       const result = { acknowledged: [], failure: null };
       for (let id = 0; id < 200 && result.failure === null; id++) {
         try {
@@ -209,18 +227,108 @@ describe('SqlitePlantStore', () => {
     });
     expect(acknowledged.length).toBeGreaterThan(0);
 
-    const store = openStore();
+    const store = await openStore();
     for (const id of acknowledged) expect(await store.get(BigInt(id))).toMatchObject({ id: BigInt(id) });
     expect(await store.get(BigInt(acknowledged.length))).toBeUndefined();
   }, 20_000);
 
   it('rejects pending and later creates with StoreUnavailableError after close, without touching the file', async () => {
-    const store = openStore();
+    const store = await openStore();
     await store.create({ id: 1n, name: 'Monstera' });
     await store.close();
     await expect(store.create({ id: 2n, name: 'Fern' })).rejects.toBeInstanceOf(StoreUnavailableError);
-    const reopened = openStore();
+    const reopened = await openStore();
     expect(await reopened.get(2n)).toBeUndefined();
     expect(await reopened.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
+  });
+
+  describe('on its database worker', () => {
+    it('commits the creates issued in one event-loop turn together, in one transaction', async () => {
+      const store = await openStore();
+      await store.create({ id: 0n, name: 'First' });
+      const before = walCommits(dataDir);
+
+      const outcomes = await Promise.all(plantsFrom(1, 100).map((plant) => store.create(plant)));
+      expect(outcomes.map(({ outcome }) => outcome)).toStrictEqual(Array(100).fill('created'));
+      expect(walCommits(dataDir) - before).toBe(1);
+    });
+
+    it('gathers the creates issued while a commit runs into the next commit', async () => {
+      const store = await openStore();
+      await store.create({ id: 0n, name: 'First' });
+      const before = walCommits(dataDir);
+
+      const first = store.create({ id: 1n, name: 'Alone' });
+      // Immediates run in order, so the store has sent the first create before this one runs; the
+      // worker's answer can only arrive in a later turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      const later = plantsFrom(2, 50).map((plant) => store.create(plant));
+      await Promise.all([first, ...later]);
+      expect(walCommits(dataDir) - before).toBe(2);
+    });
+
+    it('fails every write of a batch the database refuses, still answers its reads, and commits the next batch', async () => {
+      const store = await openStore();
+      await store.create({ id: 1n, name: 'Monstera' });
+
+      // node:sqlite refuses to bind an id beyond int64, so the batch's transaction fails.
+      const [fern, outOfRange, read] = await Promise.allSettled([
+        store.create({ id: 2n, name: 'Fern' }),
+        store.create({ id: 2n ** 63n, name: 'Beyond int64' }),
+        store.get(1n),
+      ]);
+      for (const refused of [fern, outOfRange]) {
+        expect(refused).toMatchObject({ status: 'rejected', reason: expect.any(StoreUnavailableError) });
+        expect((refused as PromiseRejectedResult).reason.message).toBe(
+          'The embedded database could not commit the write.',
+        );
+      }
+      expect(read).toStrictEqual({ status: 'fulfilled', value: { id: 1n, name: 'Monstera' } });
+      expect(await store.get(2n)).toBeUndefined();
+      expect(await store.create({ id: 2n, name: 'Fern' })).toMatchObject({ outcome: 'created' });
+    });
+
+    it('fails pending and later operations with StoreUnavailableError when the worker dies, and reports unhealthy', async () => {
+      const store = await openStore();
+      await store.create({ id: 1n, name: 'Monstera' });
+
+      const pending = [store.create({ id: 2n, name: 'Fern' }), store.get(1n), store.health()];
+      await store.terminateWorkerForTesting();
+      for (const operation of pending) await expect(operation).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.create({ id: 3n, name: 'Aloe' })).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.health()).rejects.toBeInstanceOf(StoreUnavailableError);
+      await store.close();
+      await expect(store.health()).rejects.toThrow('The store is closed.');
+    });
+
+    it('finishes the writes issued before close, then refuses new ones', async () => {
+      const store = await openStore();
+      const creates = plantsFrom(1, 20).map((plant) => store.create(plant));
+      const closed = store.close();
+      await expect(store.create({ id: 21n, name: 'Too late' })).rejects.toThrow('The store is closed.');
+      expect((await Promise.all(creates)).map(({ outcome }) => outcome)).toStrictEqual(Array(20).fill('created'));
+      await closed;
+      await store.close();
+
+      const reopened = await openStore();
+      expect(await reopened.list({ limit: 100 })).toStrictEqual(plantsFrom(1, 20));
+    });
+
+    it('lets the process exit while the store is idle, but not before a pending create is committed', async () => {
+      const script = `
+        const { SqlitePlantStore } = await import(${JSON.stringify(STORE_MODULE)});
+        const store = await SqlitePlantStore.open(process.argv[1]);
+        await store.create({ id: 1n, name: 'Monstera' });
+        store.create({ id: 2n, name: 'Fern' }).then(({ outcome }) => console.log(outcome));
+      `;
+      const child = await runNode(script, [dataDir]);
+      expect(child, child.stderr).toMatchObject({ code: 0, signal: null, stdout: 'created\n' });
+
+      const store = await openStore();
+      expect(await store.list({ limit: 10 })).toStrictEqual([
+        { id: 1n, name: 'Monstera' },
+        { id: 2n, name: 'Fern' },
+      ]);
+    });
   });
 });

@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import {
   type CreateOutcome,
   type ListOptions,
@@ -9,191 +8,224 @@ import {
   StoreUnavailableError,
   samePlant,
 } from './plant-store.ts';
-import { sqliteMigrations } from './sqlite-migrations.ts';
+import { type BatchReply, type ErrorDescription, Op, type StartupMessage, type WorkerData } from './sqlite-protocol.ts';
 
 export const SQLITE_FILE_NAME = 'plants.sqlite';
+
+// From source the worker is TypeScript beside this file; the build emits it as dist/sqlite-worker.js
+// beside the bundle that holds this code.
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? './sqlite-worker.ts' : './sqlite-worker.js',
+  import.meta.url,
+);
 
 /** Another process holds the data directory; sharing it would not be safe. */
 export class DataDirInUseError extends Error {
   override readonly name = 'DataDirInUseError';
 }
 
-/** A queued write; writes run in arrival order inside the next shared transaction. */
-type PendingWrite = {
-  run: () => unknown;
-  resolve: (result: unknown) => void;
+/** An operation sent (or about to be sent) to the worker; `decode` turns its result into the answer. */
+type Pending = {
+  decode: (input: never, result: unknown) => unknown;
+  input: unknown;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 };
 
-type Row = { id: bigint; name: string; tag: string | null };
+type Row = [name: string, tag: string | null];
 
-const SQLITE_BUSY = 5;
+const toPlant = (id: bigint, name: string, tag: string | null): StoredPlant =>
+  tag === null ? { id, name } : { id, name, tag };
 
-const toPlant = (row: Row): StoredPlant =>
-  row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
-
-const isBusy = (error: unknown): boolean => (error as { errcode?: number } | null)?.errcode === SQLITE_BUSY;
-
-/** Brings the schema to the newest version, each migration in its own transaction. */
-const migrate = (db: DatabaseSync): void => {
-  const { user_version: current } = db.prepare('PRAGMA user_version').get() as { user_version: number };
-  if (current > sqliteMigrations.length) {
-    throw new Error(
-      `The database schema is at version ${current}, newer than this build knows (${sqliteMigrations.length}); run a newer release.`,
-    );
-  }
-  for (const [index, sql] of sqliteMigrations.entries()) {
-    if (index < current) continue;
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      db.exec(sql);
-      db.exec(`PRAGMA user_version = ${index + 1}`);
-      db.exec('COMMIT');
-    } catch (error) {
-      db.exec('ROLLBACK');
-      throw error;
-    }
-  }
+const decodeCreate = (plant: StoredPlant, result: unknown): CreateOutcome => {
+  if (result === true) return { outcome: 'created', plant };
+  const [name, tag] = result as Row;
+  const existing = toPlant(plant.id, name, tag);
+  return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
 };
 
-const openDatabase = (path: string): DatabaseSync => {
-  const db = new DatabaseSync(path, { timeout: 0 });
-  try {
-    // Exclusive locking makes a second process fail fast instead of sharing the file; the OS drops
-    // the lock when this process dies, even on kill -9, so nothing stale is left behind.
-    db.exec('PRAGMA locking_mode = EXCLUSIVE');
-    db.exec('PRAGMA journal_mode = WAL');
-    // FULL: a commit is on disk (WAL fsynced) before any create is acknowledged.
-    db.exec('PRAGMA synchronous = FULL');
-    db.exec('BEGIN IMMEDIATE');
-    db.exec('COMMIT');
-    migrate(db);
-    return db;
-  } catch (error) {
-    db.close();
-    throw error;
+const decodeGet = (id: bigint, result: unknown): StoredPlant | undefined =>
+  result === null ? undefined : toPlant(id, ...(result as Row));
+
+const decodeList = (_: undefined, result: unknown): StoredPlant[] => {
+  const flat = result as unknown[];
+  const plants: StoredPlant[] = [];
+  for (let at = 0; at < flat.length; at += 3) {
+    plants.push(toPlant(flat[at] as bigint, flat[at + 1] as string, flat[at + 2] as string | null));
   }
+  return plants;
+};
+
+const decodeBoolean = (_: undefined, result: unknown): boolean => result as boolean;
+
+const decodeNothing = (): void => {};
+
+const reviveError = ({ message, stack, ...details }: ErrorDescription): Error => {
+  const error = Object.assign(new Error(message), details);
+  if (stack !== undefined) error.stack = stack;
+  return error;
 };
 
 /**
- * The embedded store: one SQLite database under the data directory, written through node:sqlite.
- * Creates that arrive together share one transaction (group commit), so one fsync acknowledges many.
+ * The embedded store: one SQLite database under the data directory, owned by a worker thread so
+ * that queries and commit fsyncs run beside the HTTP thread instead of blocking it. Operations of
+ * one event-loop turn travel as one message; the worker runs their writes in one transaction (group
+ * commit: one fsync acknowledges them all). While it commits, new operations wait here and form the
+ * next batch, so batches grow with load. Reads share the queue, so a read sees every write
+ * acknowledged before it was issued.
  */
 export class SqlitePlantStore implements PlantStore {
-  readonly #db: DatabaseSync;
-  readonly #insert: StatementSync;
-  readonly #select: StatementSync;
-  readonly #delete: StatementSync;
-  /** Listing statements by [has cursor][has tag]. */
-  readonly #list: readonly (readonly StatementSync[])[];
-  #queue: PendingWrite[] = [];
+  readonly #worker: Worker;
+  /** Operations of the next batch, and that batch's message. */
+  #queued: Pending[] = [];
+  #message: unknown[] = [];
+  /** The batch the worker is running; at most one at a time. */
+  #sent: Pending[] | undefined;
   #flushScheduled = false;
-  #closed = false;
+  /** Set when the worker stopped unexpectedly; every later operation fails with it. */
+  #failure: StoreUnavailableError | undefined;
+  #crash: unknown;
+  #closing: Promise<void> | undefined;
 
-  private constructor(db: DatabaseSync) {
-    this.#db = db;
-    this.#insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
-    this.#select = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?');
-    this.#select.setReadBigInts(true);
-    this.#delete = db.prepare('DELETE FROM plants WHERE id = ?');
-    const listing = (where: string) => {
-      const statement = db.prepare(`SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT :limit`);
-      statement.setReadBigInts(true);
-      return statement;
-    };
-    this.#list = [
-      [listing(''), listing('WHERE tag = :tag')],
-      [listing('WHERE id > :after'), listing('WHERE tag = :tag AND id > :after')],
-    ];
+  private constructor(worker: Worker) {
+    this.#worker = worker;
+    worker.on('message', (reply: unknown) => {
+      // Under `node --watch`, Node also reports the worker's imports on this port, as objects.
+      if (Array.isArray(reply)) this.#settle(reply as BatchReply);
+    });
+    worker.on('error', (error) => {
+      this.#crash = error;
+    });
+    worker.on('exit', (code) => this.#stopped(code));
+    // An idle store must not keep the process alive; pending operations hold it (see #submit).
+    worker.unref();
   }
 
-  /** Opens (creating if needed) the store under `dataDir`; throws DataDirInUseError if another process has it. */
-  static open(dataDir: string): SqlitePlantStore {
-    mkdirSync(dataDir, { recursive: true });
-    const path = join(dataDir, SQLITE_FILE_NAME);
-    try {
-      return new SqlitePlantStore(openDatabase(path));
-    } catch (error) {
-      if (isBusy(error)) {
-        throw new DataDirInUseError(
-          `The data directory ${dataDir} is in use by another Plant Store process; stop it or set PLANT_DATA_DIR to another directory.`,
-        );
-      }
-      throw error;
+  /** Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another process has it. */
+  static async open(dataDir: string): Promise<SqlitePlantStore> {
+    const worker = new Worker(WORKER_URL, {
+      name: 'plant-sqlite',
+      // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
+      // would break its start, and --import preloads would only slow it.
+      execArgv: [],
+      workerData: { dataDir, path: join(dataDir, SQLITE_FILE_NAME) } satisfies WorkerData,
+    });
+    const started = await new Promise<StartupMessage>((resolve, reject) => {
+      const onMessage = (message: unknown) => {
+        // Skips what `node --watch` reports on the same port.
+        if ((message as Partial<StartupMessage> | null)?.startup === undefined) return;
+        worker.off('message', onMessage);
+        resolve(message as StartupMessage);
+      };
+      // The 'error' and 'exit' listeners left behind once started do nothing: the promise is settled.
+      worker
+        .on('message', onMessage)
+        .once('error', reject)
+        .once('exit', (code) => reject(new Error(`The database worker exited (code ${code}) while opening.`)));
+    });
+    if (started.startup === 'ready') return new SqlitePlantStore(worker);
+    await worker.terminate();
+    if (started.startup === 'in-use') {
+      throw new DataDirInUseError(
+        `The data directory ${dataDir} is in use by another Plant Store process; stop it or set PLANT_DATA_DIR to another directory.`,
+      );
     }
+    throw reviveError(started.failure);
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
-    return this.#write(() => this.#createInTransaction(plant));
+    return this.#submit(decodeCreate, plant, Op.create, plant.id, plant.name, plant.tag ?? null);
   }
 
   delete(id: bigint): Promise<boolean> {
-    return this.#write(() => this.#delete.run(id).changes === 1);
+    return this.#submit(decodeBoolean, undefined, Op.delete, id);
   }
 
-  #write<T>(run: () => T): Promise<T> {
-    if (this.#closed) return Promise.reject(new StoreUnavailableError('The store is closed.'));
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ run, resolve: resolve as (result: unknown) => void, reject });
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        // setImmediate lets every request already read in this turn of the event loop join the batch.
-        setImmediate(() => this.#flush());
-      }
-    });
+  get(id: bigint): Promise<StoredPlant | undefined> {
+    return this.#submit(decodeGet, id, Op.get, id);
+  }
+
+  list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
+    return this.#submit(decodeList, undefined, Op.list, after ?? null, limit, tag ?? null);
+  }
+
+  health(): Promise<void> {
+    return this.#submit(decodeNothing, undefined, Op.health);
+  }
+
+  /** Finishes the operations already issued, closes the database and ends the worker. */
+  close(): Promise<void> {
+    if (this.#closing === undefined) {
+      const closed = this.#submit(decodeNothing, undefined, Op.close);
+      // After a crash there is nothing left to close: every pending operation has already failed.
+      this.#closing = closed
+        .catch(() => {})
+        .then(async () => {
+          await this.#worker.terminate();
+        });
+    }
+    return this.#closing;
+  }
+
+  /** Test hook: stops the worker the way a crash would. */
+  terminateWorkerForTesting(): Promise<number> {
+    return this.#worker.terminate();
+  }
+
+  #submit<I, T>(decode: (input: I, result: unknown) => T, input: I, ...message: unknown[]): Promise<T> {
+    if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    if (this.#queued.length === 0 && this.#sent === undefined) this.#worker.ref();
+    this.#queued.push({ decode, input, resolve: resolve as (value: unknown) => void, reject });
+    this.#message.push(...message);
+    this.#schedule();
+    return promise;
+  }
+
+  #schedule(): void {
+    if (this.#flushScheduled || this.#sent !== undefined) return;
+    this.#flushScheduled = true;
+    // setImmediate lets every request already read in this turn of the event loop join the batch.
+    setImmediate(() => this.#flush());
   }
 
   #flush(): void {
     this.#flushScheduled = false;
-    const batch = this.#queue;
-    this.#queue = [];
-    if (batch.length === 0) return;
-    let results: unknown[];
-    try {
-      this.#db.exec('BEGIN IMMEDIATE');
-      try {
-        results = batch.map(({ run }) => run());
-        this.#db.exec('COMMIT');
-      } catch (error) {
-        if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
-        throw error;
-      }
-    } catch (error) {
-      const failure = new StoreUnavailableError('The embedded database could not commit the write.', { cause: error });
-      for (const pending of batch) pending.reject(failure);
-      return;
+    if (this.#sent !== undefined || this.#queued.length === 0) return;
+    this.#sent = this.#queued;
+    this.#queued = [];
+    const message = this.#message;
+    this.#message = [];
+    this.#worker.postMessage(message);
+  }
+
+  #settle(reply: BatchReply): void {
+    const batch = this.#sent ?? [];
+    this.#sent = undefined;
+    const failure =
+      reply[0] === null
+        ? undefined
+        : new StoreUnavailableError('The embedded database could not commit the write.', {
+            cause: reviveError(reply[0]),
+          });
+    for (const [index, pending] of batch.entries()) {
+      const result = reply[index + 1];
+      if (result === undefined) pending.reject(failure);
+      else pending.resolve(pending.decode(pending.input as never, result));
     }
-    for (const [index, pending] of batch.entries()) pending.resolve(results[index]);
+    if (this.#queued.length > 0) this.#schedule();
+    else this.#worker.unref();
   }
 
-  #createInTransaction(plant: StoredPlant): CreateOutcome {
-    const { changes } = this.#insert.run(plant.id, plant.name, plant.tag ?? null);
-    if (changes === 1) return { outcome: 'created', plant };
-    const existing = toPlant(this.#select.get(plant.id) as Row);
-    return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
-  }
-
-  async get(id: bigint): Promise<StoredPlant | undefined> {
-    const row = this.#select.get(id) as Row | undefined;
-    return row && toPlant(row);
-  }
-
-  async list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
-    const statement = this.#list[after === undefined ? 0 : 1]?.[tag === undefined ? 0 : 1] as StatementSync;
-    const parameters: Record<string, bigint | number | string> = { limit };
-    if (after !== undefined) parameters.after = after;
-    if (tag !== undefined) parameters.tag = tag;
-    return (statement.all(parameters) as Row[]).map(toPlant);
-  }
-
-  async health(): Promise<void> {
-    if (this.#closed) throw new StoreUnavailableError('The store is closed.');
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#flush();
-    this.#db.close();
+  #stopped(code: number): void {
+    this.#failure = new StoreUnavailableError('The embedded database stopped unexpectedly; restart the service.', {
+      cause: this.#crash ?? new Error(`The database worker exited with code ${code}.`),
+    });
+    const pending = [...(this.#sent ?? []), ...this.#queued];
+    this.#sent = undefined;
+    this.#queued = [];
+    this.#message = [];
+    for (const { reject } of pending) reject(this.#failure);
   }
 }

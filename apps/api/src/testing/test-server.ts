@@ -25,7 +25,7 @@ export const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-api-t
 
 /** The real app on a real SQLite store in a temporary directory, listening on 127.0.0.1:<ephemeral>. */
 export const startTestServer = async (dataDir = makeDataDir()): Promise<TestServer> => {
-  const store = SqlitePlantStore.open(dataDir);
+  const store = await SqlitePlantStore.open(dataDir);
   const app = createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createServer(app)
