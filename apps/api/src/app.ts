@@ -10,7 +10,6 @@ import { errorHandler, notFound } from './http/error-handler.ts';
 import { answerGet } from './http/get-routes.ts';
 import { readJsonBody } from './http/json-body.ts';
 import { requestLogger } from './http/request-logger.ts';
-import { setSecurityHeaders } from './http/security-headers.ts';
 import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
@@ -85,7 +84,6 @@ export const createApp = ({
 
   return (req, res) => {
     metrics.observeRequests(req, res);
-    setSecurityHeaders(res);
     let answer: Promise<void> | undefined;
     try {
       answer = route(req, res);

@@ -21,7 +21,7 @@ export const staticTokens = (hashes: readonly Buffer[]): Authenticator => {
   const match = createTokenMatcher(hashes);
   return async (token) => {
     const digest = match(token);
-    return digest && { key: `token:${digest.toString('hex', 0, 8)}` };
+    return digest === undefined ? undefined : { key: `token:${digest.slice(0, 16)}` };
   };
 };
 

@@ -13,6 +13,7 @@ import type { ZodType } from 'zod';
 import { otherMethods } from './error-handler.ts';
 import { HttpError, sendJson } from './http-error.ts';
 import './request-fields.ts';
+import { writeHead } from './security-headers.ts';
 import { validationMessage } from './validation-message.ts';
 
 /** A route's implementation: the request as the contract types it in, one of its responses out. */
@@ -148,7 +149,7 @@ export const contractRoutes = <T extends AppRouter>(
     const { status, body } = await handler(request);
     const response = route.responses[status];
     if (response !== undefined && isAppRouteNoBody(response)) {
-      res.writeHead(status).end();
+      writeHead(res, status, []).end();
       return;
     }
     sendJson(res, status, stringifyExactJson(body));

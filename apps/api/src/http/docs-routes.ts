@@ -4,6 +4,7 @@ import { dirname, extname, join } from 'node:path';
 import { createOpenApiDocument, stringifyOpenApiDocument } from '@org/plant-contract';
 import type { GetHandler, GetRoutes } from './get-routes.ts';
 import { JSON_CONTENT_TYPE, sendError } from './http-error.ts';
+import { type HeaderList, securityHeadersExcept, writeHead } from './security-headers.ts';
 
 /** Swagger UI's files, served from node_modules: the reference works with no network. */
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -55,6 +56,10 @@ const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 });
 `;
 
+/** Swagger UI's assets may be cached; the page brings its own policy. */
+const CACHEABLE = securityHeadersExcept('Cache-Control');
+const OWN_POLICY = securityHeadersExcept('Content-Security-Policy');
+
 /** Swagger UI's files, read once on first request: most processes never serve the docs. */
 const assetCache = new Map<string, Promise<Buffer>>();
 const ASSET_TYPES: Record<string, string> = {
@@ -72,19 +77,17 @@ const asset =
       assetCache.set(name, content);
     }
     const bytes = await content;
-    res.writeHead(200, {
-      'Content-Type': ASSET_TYPES[extname(name).slice(1)] ?? 'application/octet-stream',
-      'Content-Length': bytes.length,
-      'Cache-Control': 'public, max-age=3600',
-    });
-    res.end(bytes);
+    const type = ASSET_TYPES[extname(name).slice(1)] ?? 'application/octet-stream';
+    const headers = ['Content-Type', type, 'Content-Length', bytes.length, 'Cache-Control', 'public, max-age=3600'];
+    writeHead(res, 200, headers, CACHEABLE).end(bytes);
   };
 
 const text =
-  (type: string, content: string, headers: Record<string, string> = {}): GetHandler =>
+  (type: string, content: string, headers: HeaderList = [], base?: HeaderList): GetHandler =>
   (_req, res) => {
-    res.writeHead(200, { ...headers, 'Content-Type': type, 'Content-Length': Buffer.byteLength(content) });
-    res.end(content);
+    writeHead(res, 200, [...headers, 'Content-Type', type, 'Content-Length', Buffer.byteLength(content)], base).end(
+      content,
+    );
   };
 
 /**
@@ -96,7 +99,7 @@ export const docsRoutes = (): GetRoutes => {
   const documentText = stringifyOpenApiDocument(createOpenApiDocument());
   return new Map<string, GetHandler>([
     ['/openapi.json', text(JSON_CONTENT_TYPE, documentText)],
-    ['/docs', text('text/html; charset=utf-8', PAGE, { 'Content-Security-Policy': DOCS_CSP })],
+    ['/docs', text('text/html; charset=utf-8', PAGE, ['Content-Security-Policy', DOCS_CSP], OWN_POLICY)],
     // Relative asset URLs resolve right only from /docs, not /docs/.
     ['/docs/', (_req, res) => sendError(res, 301, 'The reference is at ../docs.', { Location: '../docs' })],
     ['/docs/init.js', text('text/javascript; charset=utf-8', INIT_SCRIPT)],

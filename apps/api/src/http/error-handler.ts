@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../store/plant-store.ts';
 import { HttpError, sendError } from './http-error.ts';
 import './request-fields.ts';
+import { writeHead } from './security-headers.ts';
 
 /** Seconds a client should wait before retrying when the store is unavailable. */
 const STORE_RETRY_AFTER_SECONDS = '1';
@@ -41,7 +42,7 @@ export const otherMethods = (supported: readonly string[]) => {
   const allow = [...supported, 'OPTIONS'].join(', ');
   return (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, { Allow: allow }).end();
+      writeHead(res, 204, ['Allow', allow]).end();
       return;
     }
     sendError(res, 405, `${req.method} is not allowed here; allowed: ${allow}.`, { Allow: allow });

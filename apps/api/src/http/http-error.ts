@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { writeHead } from './security-headers.ts';
 
 /** A failure with the status, message and headers the client should see. */
 export class HttpError extends Error {
@@ -22,9 +23,9 @@ export const sendJson = (
   text: string,
   headers: Readonly<Record<string, string>> = {},
 ): void => {
-  for (const name in headers) res.setHeader(name, headers[name] as string);
-  res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  const list: (string | number)[] = ['Content-Type', JSON_CONTENT_TYPE, 'Content-Length', Buffer.byteLength(text)];
+  for (const name in headers) list.push(name, headers[name] as string);
+  writeHead(res, status, list).end(text);
 };
 
 /** Answers with the contract's `Error` body: `{ error: <HTTP status>, message }`. */

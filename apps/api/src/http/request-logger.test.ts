@@ -15,7 +15,7 @@ const memoryStore = fakeStore();
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
-const startLogged = async () => {
+const startLogged = async (level: 'debug' | 'info' = 'debug') => {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -26,7 +26,7 @@ const startLogged = async () => {
   const app = createApp({
     store: memoryStore,
     authenticate: staticTokens([hashToken(TOKEN)]),
-    logger: pino({ level: 'info' }, sink),
+    logger: pino({ level }, sink),
   });
   server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server?.once('listening', resolve));
@@ -59,6 +59,19 @@ describe('request logging', () => {
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('some-wrong-token-value');
     expect(text.toLowerCase()).not.toContain('authorization');
+  });
+
+  it('logs failures at info and leaves successes to debug, so that full load does not pay for a line each', async () => {
+    const { url, lines } = await startLogged('info');
+    const accepted = await post(url, { authorization: `Bearer ${TOKEN}` });
+    const rejected = await post(url, { authorization: 'Bearer some-wrong-token-value' });
+    expect([accepted.status, rejected.status]).toEqual([200, 401]);
+    // The 401 is answered after the 200; its line arriving proves the 200 was not held back.
+    await expect.poll(() => lines.length).toBeGreaterThan(0);
+    const entries = lines.map((line) => JSON.parse(line));
+    expect(entries.filter((entry) => entry.msg === 'request completed').map((entry) => entry.res.statusCode)).toEqual([
+      401,
+    ]);
   });
 
   it('redacts a token sent in the query string (which is refused) from the logged URL', async () => {

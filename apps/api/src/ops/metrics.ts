@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import '../http/request-fields.ts';
+import { writeHead } from '../http/security-headers.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
 
 export type PoolStats = { total: number; idle: number; waiting: number };
@@ -97,8 +98,7 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
 
   const expose = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const text = await registry.metrics();
-    res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
+    writeHead(res, 200, ['Content-Type', registry.contentType, 'Content-Length', Buffer.byteLength(text)]).end(text);
   };
 
   const instrumentStore = (store: PlantStore): PlantStore => {
