@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -9,8 +9,21 @@ import type { ServerCommand } from './server-process.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const API_DIR = join(REPO_ROOT, 'apps', 'api');
-/** How the backend team starts the service: the built bundle (`pnpm start`), not the TypeScript source. */
-const API_MAIN = ['--enable-source-maps', join(API_DIR, 'dist', 'main.js')];
+/**
+ * How the backend team starts the service: `pnpm start`'s own command line (the built bundle and
+ * its Node flags), read from the package so that the benchmark cannot drift from it.
+ */
+const apiStartArgs = (): string[] => {
+  const { scripts } = JSON.parse(readFileSync(join(API_DIR, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const [program, ...args] = (scripts.start ?? '').trim().split(/\s+/);
+  if (program !== 'node' || args.length === 0) {
+    throw new Error(`apps/api's start script must be \`node [flags] <script>\` (got ${JSON.stringify(scripts.start)}).`);
+  }
+  return args;
+};
+const API_MAIN = apiStartArgs();
 const SERVERS_DIR = fileURLToPath(new URL('./servers/', import.meta.url));
 
 /** Accepted by every server here (the API wants ≥ 16 characters of the b64token alphabet). */

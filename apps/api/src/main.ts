@@ -25,7 +25,7 @@ const start = async () => {
   const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
   const { database } = config;
   // pg and jose load only when configured: every module costs start-up time and memory.
-  let store: PlantStore;
+  let opening: Promise<PlantStore>;
   let metrics: ReturnType<typeof createMetrics>;
   let storage: Record<string, string>;
   if (database) {
@@ -34,14 +34,18 @@ const start = async () => {
       ...database,
       onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
     });
-    store = postgres;
+    opening = Promise.resolve(postgres);
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
     storage = { database: describeDatabase(database.url) };
   } else {
-    store = await SqlitePlantStore.open(config.dataDir);
+    // Awaited only once the rest is set up: starting the worker thread is most of open()'s time.
+    opening = SqlitePlantStore.open(config.dataDir);
+    opening.catch(() => {});
     metrics = createMetrics({});
     storage = { dataDir: config.dataDir };
   }
+  // Before any token file is written: the data directory may turn out to be another process's.
+  const store = await opening;
   let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =

@@ -96,9 +96,14 @@ const text =
  * Both are public: the document describes the API, it grants nothing.
  */
 export const docsRoutes = (): GetRoutes => {
-  const documentText = stringifyOpenApiDocument(createOpenApiDocument());
+  // Generated on first request, not at start: most processes never serve it.
+  let documentText: string | undefined;
+  const openApiDocument: GetHandler = (req, res) => {
+    documentText ??= stringifyOpenApiDocument(createOpenApiDocument());
+    text(JSON_CONTENT_TYPE, documentText)(req, res);
+  };
   return new Map<string, GetHandler>([
-    ['/openapi.json', text(JSON_CONTENT_TYPE, documentText)],
+    ['/openapi.json', openApiDocument],
     ['/docs', text('text/html; charset=utf-8', PAGE, ['Content-Security-Policy', DOCS_CSP], OWN_POLICY)],
     // Relative asset URLs resolve right only from /docs, not /docs/.
     ['/docs/', (_req, res) => sendError(res, 301, 'The reference is at ../docs.', { Location: '../docs' })],

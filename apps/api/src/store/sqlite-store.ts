@@ -108,6 +108,8 @@ export class SqlitePlantStore implements PlantStore {
       // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
       // would break its start, and --import preloads would only slow it.
       execArgv: [],
+      // The worker holds a batch at a time; V8's default heap would grow to tens of MiB under load.
+      resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 },
       workerData: { dataDir, path: join(dataDir, SQLITE_FILE_NAME) } satisfies WorkerData,
     });
     const started = await new Promise<StartupMessage>((resolve, reject) => {
