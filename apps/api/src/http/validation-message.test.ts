@@ -37,6 +37,14 @@ describe('validationMessage', () => {
     );
   });
 
+  it('says a sentence once even when the value breaks several checks with it', () => {
+    const result = NewPlant.safeParse({ id: Number.POSITIVE_INFINITY, name: 'Fern' });
+    if (result.success) throw new Error('Infinity must not be an id');
+    expect(validationMessage('request body', result.error)).toBe(
+      `Invalid request body: id must be an integer from ${-(2n ** 63n)} to ${2n ** 63n - 1n}.`,
+    );
+  });
+
   it('says an unsafe number id must be a bigint', () => {
     expect(bodyMessage({ id: 2 ** 60, name: 'Fern' })).toBe(
       'Invalid request body: id must be a bigint when beyond ±(2^53 − 1), so that it stays exact.',

@@ -7,10 +7,16 @@ const MAX_LISTED_ISSUES = 5;
  * The contract's schemas word their messages to follow the field name.
  */
 export const validationMessage = (where: string, error: ZodError): string => {
-  const issues = error.issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
-    const field = issue.path.length === 0 ? 'the top-level value' : issue.path.join('.');
-    return `${field} ${issue.message}`;
-  });
-  const more = error.issues.length - issues.length;
+  // A value can break several checks with the same sentence (Infinity as an id): say it once.
+  const all = [
+    ...new Set(
+      error.issues.map((issue) => {
+        const field = issue.path.length === 0 ? 'the top-level value' : issue.path.join('.');
+        return `${field} ${issue.message}`;
+      }),
+    ),
+  ];
+  const issues = all.slice(0, MAX_LISTED_ISSUES);
+  const more = all.length - issues.length;
   return `Invalid ${where}: ${issues.join('; ')}${more > 0 ? `; and ${more} more` : ''}.`;
 };

@@ -54,7 +54,9 @@ const stringChecks = (checks: readonly Check[]): JsonSchema => {
         break;
       case 'regex':
         if (check.regex?.flags.replace(/[gu]/g, '')) unsupported(`the regex flags of /${check.regex.source}/`);
-        out.pattern = check.regex?.source;
+        // One pattern per schema: each further one is a schema of its own, all of which must hold.
+        if (out.pattern === undefined) out.pattern = check.regex?.source;
+        else out.allOf = [...((out.allOf as JsonSchema[] | undefined) ?? []), { pattern: check.regex?.source }];
         break;
       case 'email':
         out.format = 'email';
