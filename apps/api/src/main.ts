@@ -1,122 +1,21 @@
-import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
-import { createApp } from './app.ts';
-import { resolveApiTokens } from './auth/api-tokens.ts';
-import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
+/**
+ * The service's entry point. The embedded store's worker thread takes tens of milliseconds to start
+ * (measured), so once the configuration is known to be good it starts first, and boots on the other
+ * core while the rest of the service loads.
+ */
 import { ConfigError, loadConfig } from './config.ts';
-import { answerClientErrors } from './http/client-errors.ts';
-import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
-import { createMetrics } from './ops/metrics.ts';
-import { type PlantStore, StoreUnavailableError } from './store/plant-store.ts';
-import { SchemaTooNewError } from './store/postgres-migrations.ts';
-import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
+import { SqlitePlantStore } from './store/sqlite-store.ts';
 
-const fail = (message: string): never => {
-  console.error(message);
-  process.exit(1);
-};
-
-const startupErrors = [ConfigError, DataDirInUseError, SchemaTooNewError, StoreUnavailableError];
-
-const start = async () => {
-  const config = loadConfig(process.env);
-  // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
-  // Lines written while a write is in flight go out together with the next; pino flushes at exit.
-  const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
-  const { database } = config;
-  // pg and jose load only when configured: every module costs start-up time and memory.
-  let opening: Promise<PlantStore>;
-  let metrics: ReturnType<typeof createMetrics>;
-  let storage: Record<string, string>;
-  if (database) {
-    const { describeDatabase, PostgresPlantStore } = await import('./store/postgres-store.ts');
-    const postgres = await PostgresPlantStore.open({
-      ...database,
-      onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
-    });
-    opening = Promise.resolve(postgres);
-    metrics = createMetrics({ poolStats: () => postgres.poolStats() });
-    storage = { database: describeDatabase(database.url) };
-  } else {
-    // Awaited only once the rest is set up: starting the worker thread is most of open()'s time.
-    opening = SqlitePlantStore.open(config.dataDir);
-    opening.catch(() => {});
-    metrics = createMetrics({});
-    storage = { dataDir: config.dataDir };
-  }
-  // Before any token file is written: the data directory may turn out to be another process's.
-  const store = await opening;
-  let draining = false;
-  // With only JWTs configured there is no static token to generate: the service is not open.
-  const tokens =
-    config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);
-  const authenticators: { tokens?: Authenticator; jwt?: Authenticator } = {};
-  if (tokens) authenticators.tokens = staticTokens(tokens.hashes);
-  if (config.jwt) authenticators.jwt = (await import('./auth/jwt-authenticator.ts')).jwtAuthenticator(config.jwt);
-  const app = createApp({
-    store,
-    authenticate: combineAuthenticators(authenticators),
-    rateLimitPerToken: config.rateLimitPerToken,
-    authFailuresPerMinute: config.authFailuresPerMinute,
-    requireScopes: config.requireScopes,
-    logger,
-    metrics,
-    isDraining: () => draining,
-  });
-
-  const server = createHttpServer(app, config.server);
-  server.listen(config.port, config.host);
-  answerClientErrors(server);
-  server.on('error', (error: NodeJS.ErrnoException) => {
-    fail(`Cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}.`);
-  });
-  server.on('listening', () => {
-    const { port } = server.address() as AddressInfo;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const url = `http://${host}:${port}`;
-    logger.info({ url, ...storage }, 'plant store listening');
-    if (tokens?.generatedToken !== undefined) {
-      console.log(
-        [
-          '',
-          'No PLANT_API_TOKENS set, so an API token was generated. It is shown only this once;',
-          `only its SHA-256 is kept, in ${tokens.hashFile}:`,
-          '',
-          `  ${tokens.generatedToken}`,
-          '',
-          'Try it:',
-          '',
-          `  curl -i -X POST ${url}/plants -H 'Authorization: Bearer ${tokens.generatedToken}' -H 'Content-Type: application/json' -d '{"id": 1, "name": "Monstera", "tag": "indoor"}'`,
-          '',
-        ].join('\n'),
-      );
-    } else if (tokens?.hashFile !== undefined) {
-      logger.info(
-        { hashFile: tokens.hashFile },
-        'accepting the token generated on first start; set PLANT_API_TOKENS to choose tokens, or delete the file for a new one',
-      );
-    }
-  });
-
-  const shutdown = async (signal: NodeJS.Signals) => {
-    if (draining) return;
-    draining = true;
-    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
-    const outcome = await shutdownGracefully(server, {
-      graceMs: config.server.shutdownGraceMs,
-      close: () => store.close(),
-    });
-    if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', (signal) => void shutdown(signal));
-  process.on('SIGINT', (signal) => void shutdown(signal));
-};
-
+let config: ReturnType<typeof loadConfig>;
 try {
-  await start();
+  config = loadConfig(process.env);
 } catch (error) {
-  if (startupErrors.some((type) => error instanceof type)) fail((error as Error).message);
-  throw error;
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(1);
 }
+const sqlite = config.database ? undefined : SqlitePlantStore.open(config.dataDir);
+// Awaited, and its failure reported, by startService.
+sqlite?.catch(() => {});
+const { startService } = await import('./service.ts');
+await startService(config, sqlite);

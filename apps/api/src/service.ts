@@ -1,0 +1,127 @@
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { createApp } from './app.ts';
+import { resolveApiTokens } from './auth/api-tokens.ts';
+import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
+import { type Config, ConfigError } from './config.ts';
+import { answerClientErrors } from './http/client-errors.ts';
+import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
+import { createMetrics } from './ops/metrics.ts';
+import { type PlantStore, StoreUnavailableError } from './store/plant-store.ts';
+import { SchemaTooNewError } from './store/postgres-migrations.ts';
+import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
+
+const fail = (message: string): never => {
+  console.error(message);
+  process.exit(1);
+};
+
+const startupErrors = [ConfigError, DataDirInUseError, SchemaTooNewError, StoreUnavailableError];
+
+const start = async (config: Config, sqlite: Promise<SqlitePlantStore> | undefined) => {
+  // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
+  // Lines written while a write is in flight go out together with the next; pino flushes at exit.
+  const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
+  const { database } = config;
+  // pg and jose load only when configured: every module costs start-up time and memory.
+  let opening: Promise<PlantStore>;
+  let metrics: ReturnType<typeof createMetrics>;
+  let storage: Record<string, string>;
+  if (database) {
+    const { describeDatabase, PostgresPlantStore } = await import('./store/postgres-store.ts');
+    const postgres = await PostgresPlantStore.open({
+      ...database,
+      onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
+    });
+    opening = Promise.resolve(postgres);
+    metrics = createMetrics({ poolStats: () => postgres.poolStats() });
+    storage = { database: describeDatabase(database.url) };
+  } else {
+    // Awaited only once the rest is set up: starting the worker thread is most of open()'s time.
+    opening = sqlite ?? SqlitePlantStore.open(config.dataDir);
+    opening.catch(() => {});
+    metrics = createMetrics({});
+    storage = { dataDir: config.dataDir };
+  }
+  // Before any token file is written: the data directory may turn out to be another process's.
+  const store = await opening;
+  let draining = false;
+  // With only JWTs configured there is no static token to generate: the service is not open.
+  const tokens =
+    config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);
+  const authenticators: { tokens?: Authenticator; jwt?: Authenticator } = {};
+  if (tokens) authenticators.tokens = staticTokens(tokens.hashes);
+  if (config.jwt) authenticators.jwt = (await import('./auth/jwt-authenticator.ts')).jwtAuthenticator(config.jwt);
+  const app = createApp({
+    store,
+    authenticate: combineAuthenticators(authenticators),
+    rateLimitPerToken: config.rateLimitPerToken,
+    authFailuresPerMinute: config.authFailuresPerMinute,
+    requireScopes: config.requireScopes,
+    logger,
+    metrics,
+    isDraining: () => draining,
+  });
+
+  const server = createHttpServer(app, config.server);
+  server.listen(config.port, config.host);
+  answerClientErrors(server);
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    fail(`Cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}.`);
+  });
+  server.on('listening', () => {
+    const { port } = server.address() as AddressInfo;
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const url = `http://${host}:${port}`;
+    logger.info({ url, ...storage }, 'plant store listening');
+    if (tokens?.generatedToken !== undefined) {
+      console.log(
+        [
+          '',
+          'No PLANT_API_TOKENS set, so an API token was generated. It is shown only this once;',
+          `only its SHA-256 is kept, in ${tokens.hashFile}:`,
+          '',
+          `  ${tokens.generatedToken}`,
+          '',
+          'Try it:',
+          '',
+          `  curl -i -X POST ${url}/plants -H 'Authorization: Bearer ${tokens.generatedToken}' -H 'Content-Type: application/json' -d '{"id": 1, "name": "Monstera", "tag": "indoor"}'`,
+          '',
+        ].join('\n'),
+      );
+    } else if (tokens?.hashFile !== undefined) {
+      logger.info(
+        { hashFile: tokens.hashFile },
+        'accepting the token generated on first start; set PLANT_API_TOKENS to choose tokens, or delete the file for a new one',
+      );
+    }
+  });
+
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (draining) return;
+    draining = true;
+    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
+    const outcome = await shutdownGracefully(server, {
+      graceMs: config.server.shutdownGraceMs,
+      close: () => store.close(),
+    });
+    if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', (signal) => void shutdown(signal));
+  process.on('SIGINT', (signal) => void shutdown(signal));
+};
+
+/**
+ * Opens the store (or takes the embedded one main.ts began to open), listens, and handles signals
+ * until shutdown. A startup failure it knows ends the process with one line on stderr.
+ */
+export const startService = async (config: Config, sqlite?: Promise<SqlitePlantStore>): Promise<void> => {
+  try {
+    await start(config, sqlite);
+  } catch (error) {
+    if (startupErrors.some((type) => error instanceof type)) fail((error as Error).message);
+    throw error;
+  }
+};
