@@ -81,19 +81,15 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
   }
 
   const observeRequests = (req: IncomingMessage, res: ServerResponse): void => {
-    const stopTimer = duration.startTimer();
+    const started = performance.now();
     inFlight.inc();
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
+    // 'close' follows every response, finished or cut off: one listener, no timer closure.
+    res.once('close', () => {
       inFlight.dec();
       const labels = { method: req.method ?? '', route: req.route ?? UNMATCHED_ROUTE, status: String(res.statusCode) };
       requests.inc(labels);
-      stopTimer(labels);
-    };
-    res.once('finish', finish);
-    res.once('close', finish);
+      duration.observe(labels, (performance.now() - started) / 1000);
+    });
   };
 
   const expose = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
