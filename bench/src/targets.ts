@@ -19,7 +19,9 @@ const apiStartArgs = (): string[] => {
   };
   const [program, ...args] = (scripts.start ?? '').trim().split(/\s+/);
   if (program !== 'node' || args.length === 0) {
-    throw new Error(`apps/api's start script must be \`node [flags] <script>\` (got ${JSON.stringify(scripts.start)}).`);
+    throw new Error(
+      `apps/api's start script must be \`node [flags] <script>\` (got ${JSON.stringify(scripts.start)}).`,
+    );
   }
   return args;
 };

@@ -121,6 +121,24 @@ describe('createPlant answers', () => {
   });
 
   it.each([
+    ['an empty name', { name: '' }],
+    ['a control character', { name: 'Fern\u0007' }],
+    ['a tag that is not a string', { name: 'Fern', tag: 3 }],
+  ])('checks a 200 body other than the plant sent against the contract: %s fails', async (_, body) => {
+    const error = await rejection(clientWith(answering(() => json(body))).createPlant({ id: 7, name: 'Fern' }));
+    expect(PlantClientError.isInstance(error)).toBe(true);
+    expect(PlantApiError.isInstance(error)).toBe(false);
+  });
+
+  it('resolves a valid 200 body other than the plant sent to what the API answered', async () => {
+    const fetch = answering(() => json({ name: 'Ivy', tag: 'vine', internal: 'x' }));
+    await expect(clientWith(fetch).createPlant({ id: 7, name: 'Fern' })).resolves.toStrictEqual({
+      name: 'Ivy',
+      tag: 'vine',
+    });
+  });
+
+  it.each([
     [409, ConflictError, 'A plant with id 7 already exists with different data.'],
     [400, BadRequestError, 'name: must not be empty'],
     [401, AuthenticationError, 'A valid bearer token is required.'],
@@ -193,6 +211,104 @@ describe('timeoutMs', () => {
     const fetch = answering(() => json({ name: 'Fern' }));
     await clientWith(fetch, { timeoutMs: Number.POSITIVE_INFINITY }).createPlant({ id: 7, name: 'Fern' });
     expect(fetch.mock.calls[0]?.[1].signal).toBeUndefined();
+  });
+
+  it("sends the caller's signal as it is with Infinity, and rejects with its reason", async () => {
+    const fetch = hanging();
+    const controller = new AbortController();
+    const pending = clientWith(fetch, { timeoutMs: Number.POSITIVE_INFINITY }).createPlant(
+      { id: 7, name: 'Fern' },
+      { signal: controller.signal },
+    );
+    const reason = new Error('user went away');
+    controller.abort(reason);
+    expect(await rejection(pending)).toBe(reason);
+    expect(fetch.mock.calls[0]?.[1].signal).toBe(controller.signal);
+  });
+
+  it('times out on fake timers too, each attempt at its own time', async () => {
+    vi.useFakeTimers();
+    try {
+      const fetch = hanging();
+      const client = clientWith(fetch, { timeoutMs: 1000, maxRetries: 0 });
+      const first = rejection(client.createPlant({ id: 7, name: 'Fern' }));
+      await vi.advanceTimersByTimeAsync(400);
+      const second = rejection(client.createPlant({ id: 8, name: 'Ivy' }, { timeoutMs: 300 }));
+      const third = rejection(client.createPlant({ id: 9, name: 'Moss' }));
+      await vi.advanceTimersByTimeAsync(299);
+      expect(fetch.mock.calls.map(([, init]) => init.signal?.aborted)).toStrictEqual([false, false, false]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(fetch.mock.calls.map(([, init]) => init.signal?.aborted)).toStrictEqual([false, true, false]);
+      await vi.advanceTimersByTimeAsync(300);
+      expect(fetch.mock.calls.map(([, init]) => init.signal?.aborted)).toStrictEqual([true, true, false]);
+      await vi.advanceTimersByTimeAsync(400);
+      for (const error of await Promise.all([first, second, third]))
+        expect(PlantTimeoutError.isInstance(error)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('getPlant, deletePlant and listPlants requests', () => {
+  it('GETs {baseUrl}/plants/{id} with the bearer token and no body', async () => {
+    const fetch = answering(() => json({ id: 9007199254740993n.toString(), name: 'Fern' }));
+    await rejection(clientWith(fetch).getPlant(9007199254740993n));
+    const call = onlyCall(fetch);
+    expect(call).toMatchObject({ url: 'https://plants.example.com/plants/9007199254740993', method: 'GET' });
+    expect([...call.headers]).toStrictEqual([['authorization', `Bearer ${TOKEN}`]]);
+    expect(call.body).toBeUndefined();
+  });
+
+  it('resolves getPlant to the plant read, with an exact id', async () => {
+    const fetch = answering(
+      () =>
+        new Response('{"id":9007199254740993,"name":"Fern","tag":"fern","internal":1}', {
+          headers: { 'content-type': 'application/json' },
+        }),
+    );
+    await expect(clientWith(fetch).getPlant(9007199254740993n)).resolves.toStrictEqual({
+      id: 9007199254740993n,
+      name: 'Fern',
+      tag: 'fern',
+    });
+  });
+
+  it('DELETEs {baseUrl}/plants/{id} with the bearer token and no body', async () => {
+    const fetch = answering(() => new Response(null, { status: 204 }));
+    await clientWith(fetch, { baseUrl: 'https://example.com/api/' }).deletePlant(-(2n ** 63n));
+    const call = onlyCall(fetch);
+    expect(call).toMatchObject({ url: 'https://example.com/api/plants/-9223372036854775808', method: 'DELETE' });
+    expect([...call.headers]).toStrictEqual([['authorization', `Bearer ${TOKEN}`]]);
+    expect(call.body).toBeUndefined();
+  });
+
+  it('refuses an unsafe number id before sending anything', async () => {
+    const fetch = answering(() => json({ name: 'Fern' }));
+    const client = clientWith(fetch);
+    for (const pending of [
+      client.getPlant(2 ** 60),
+      client.deletePlant(2 ** 60),
+      client.listPlants({ after: 2 ** 60 }).next(),
+    ]) {
+      expect(PlantClientError.isInstance(await rejection(pending))).toBe(true);
+    }
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('GETs {baseUrl}/plants with limit, tag and after as given, then each next page', async () => {
+    const pages = [
+      json([{ id: 1, name: 'Fern', tag: 'a b' }], 200, { link: '<?limit=1&tag=a+b&after=1>; rel="next"' }),
+      json([]),
+    ];
+    const fetch = vi.fn<FetchLike>(async () => pages.shift() ?? json([]));
+    const listed = [];
+    for await (const plant of clientWith(fetch).listPlants({ pageSize: 1, tag: 'a b', after: 0 })) listed.push(plant);
+    expect(listed).toStrictEqual([{ id: 1, name: 'Fern', tag: 'a b' }]);
+    expect(fetch.mock.calls.map(([url, init]) => [url, init.method, init.body])).toStrictEqual([
+      ['https://plants.example.com/plants?limit=1&tag=a%20b&after=0', 'GET', undefined],
+      ['https://plants.example.com/plants?limit=1&tag=a%20b&after=1', 'GET', undefined],
+    ]);
   });
 });
 
