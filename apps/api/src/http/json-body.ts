@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { createGunzip, createInflate } from 'node:zlib';
 import { parseExactJson } from '@org/plant-contract';
 import { HttpError } from './http-error.ts';
 import { jsonShapeProblem } from './json-shape.ts';
@@ -44,7 +43,9 @@ const decodedStream = (req: IncomingMessage, limit: number): Readable => {
   if (encoding !== 'gzip' && encoding !== 'deflate') {
     throw new HttpError(415, 'Unsupported Content-Encoding: send the body as identity, gzip or deflate.');
   }
-  const decoder = encoding === 'gzip' ? createGunzip() : createInflate();
+  // Loaded on first use: almost every client sends plain JSON, and zlib costs start-up time and memory.
+  const zlib = process.getBuiltinModule('node:zlib');
+  const decoder = encoding === 'gzip' ? zlib.createGunzip() : zlib.createInflate();
   req.pipe(decoder);
   req.once('error', (error) => decoder.destroy(error));
   return decoder;
