@@ -31,7 +31,7 @@ export const USAGE = `pnpm bench [options]
   --threads N          wrk threads (default 1: one core for the load, one for the server)
   --cold-starts N      cold starts per server, median reported (default 5)
   --only a,b,c,d       run only these servers
-  --client-batches N   alternating batches per mode in the client micro-benchmark (default 10)
+  --client-batches N   alternating batches per mode in the client micro-benchmark (default 30)
   --client-batch-size N  requests per batch (default 200)
   --out DIR            write latest.json and latest.svg there (default bench/results)
   --no-readme          leave README.md alone
@@ -79,7 +79,7 @@ export const parseOptions = (argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     threads: positive('threads', values.threads, 1),
     coldStarts: positive('cold-starts', values['cold-starts'], smoke ? 1 : 5),
     only: only as ServerKey[],
-    clientBatches: positive('client-batches', values['client-batches'], smoke ? 1 : 10),
+    clientBatches: positive('client-batches', values['client-batches'], smoke ? 1 : 30),
     clientBatchSize: positive('client-batch-size', values['client-batch-size'], smoke ? 20 : 200),
     out: values.out,
     readme: !smoke && values['no-readme'] !== true,
