@@ -3,28 +3,29 @@ import { pino } from 'pino';
 import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
-import { type Config, ConfigError } from './config.ts';
+import type { Config } from './config.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
-import { type PlantStore, StoreUnavailableError } from './store/plant-store.ts';
-import { SchemaTooNewError } from './store/postgres-migrations.ts';
-import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
+import type { PlantStore } from './store/plant-store.ts';
+import { SqlitePlantStore } from './store/sqlite-store.ts';
 
 const fail = (message: string): never => {
   console.error(message);
   process.exit(1);
 };
 
-const startupErrors = [ConfigError, DataDirInUseError, SchemaTooNewError, StoreUnavailableError];
-
-const start = async (config: Config, sqlite: Promise<SqlitePlantStore> | undefined) => {
+/**
+ * Opens the store (or takes the embedded one main.ts began to open), listens, and handles signals
+ * until shutdown.
+ */
+export const startService = async (config: Config, sqlite?: Promise<SqlitePlantStore>): Promise<void> => {
   // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
   // Lines written while a write is in flight go out together with the next; pino flushes at exit.
   const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
   const { database } = config;
   // pg and jose load only when configured: every module costs start-up time and memory.
-  let opening: Promise<PlantStore>;
+  let store: PlantStore;
   let metrics: ReturnType<typeof createMetrics>;
   let storage: Record<string, string>;
   if (database) {
@@ -33,18 +34,16 @@ const start = async (config: Config, sqlite: Promise<SqlitePlantStore> | undefin
       ...database,
       onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
     });
-    opening = Promise.resolve(postgres);
+    store = postgres;
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
     storage = { database: describeDatabase(database.url) };
   } else {
-    // Awaited only once the rest is set up: starting the worker thread is most of open()'s time.
-    opening = sqlite ?? SqlitePlantStore.open(config.dataDir);
-    opening.catch(() => {});
     metrics = createMetrics({});
     storage = { dataDir: config.dataDir };
+    // Awaited only now, while the worker thread booted, and before any token file is written: the
+    // data directory may turn out to be another process's.
+    store = await (sqlite ?? SqlitePlantStore.open(config.dataDir));
   }
-  // Before any token file is written: the data directory may turn out to be another process's.
-  const store = await opening;
   let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =
@@ -111,17 +110,4 @@ const start = async (config: Config, sqlite: Promise<SqlitePlantStore> | undefin
   };
   process.on('SIGTERM', (signal) => void shutdown(signal));
   process.on('SIGINT', (signal) => void shutdown(signal));
-};
-
-/**
- * Opens the store (or takes the embedded one main.ts began to open), listens, and handles signals
- * until shutdown. A startup failure it knows ends the process with one line on stderr.
- */
-export const startService = async (config: Config, sqlite?: Promise<SqlitePlantStore>): Promise<void> => {
-  try {
-    await start(config, sqlite);
-  } catch (error) {
-    if (startupErrors.some((type) => error instanceof type)) fail((error as Error).message);
-    throw error;
-  }
 };
