@@ -12,6 +12,7 @@ import {
 import type { ZodType } from 'zod';
 import { otherMethods } from './error-handler.ts';
 import { HttpError, sendJson } from './http-error.ts';
+import { withoutTrailingSlash } from './paths.ts';
 import './request-fields.ts';
 import { writeHead } from './security-headers.ts';
 import { validationMessage } from './validation-message.ts';
@@ -62,25 +63,24 @@ type PathRoutes = {
 const isZod = (value: unknown): value is ZodType =>
   typeof value === 'object' && value !== null && typeof (value as ZodType).safeParse === 'function';
 
-/** Path parameters by name, or undefined when `parts` do not fit the pattern. */
+/**
+ * Path parameters by name, or undefined when `parts` do not fit the pattern. Parameters are
+ * decoded only once the whole path fits, so a path of another shape is never refused for them.
+ */
 const matchPath = ({ segments, names }: PathRoutes, parts: string[]): Record<string, string> | undefined => {
   if (parts.length !== segments.length) return undefined;
-  const params: Record<string, string> = {};
-  let name = 0;
+  const values: string[] = [];
   for (const [index, segment] of segments.entries()) {
     const part = parts[index] as string;
-    if (segment === null) {
-      try {
-        params[names[name] as string] = decodeURIComponent(part);
-      } catch {
-        throw new HttpError(
-          400,
-          `The path segment ${JSON.stringify(part.slice(0, 40))} is not valid percent-encoding.`,
-        );
-      }
-      name += 1;
-    } else if (segment !== part && segment !== part.toLowerCase()) {
-      return undefined;
+    if (segment === null) values.push(part);
+    else if (segment !== part && segment !== part.toLowerCase()) return undefined;
+  }
+  const params: Record<string, string> = {};
+  for (const [index, value] of values.entries()) {
+    try {
+      params[names[index] as string] = decodeURIComponent(value);
+    } catch {
+      throw new HttpError(400, `The path segment ${JSON.stringify(value.slice(0, 40))} is not valid percent-encoding.`);
     }
   }
   return params;
@@ -160,7 +160,7 @@ export const contractRoutes = <T extends AppRouter>(
    * (which rejects with what the caller should answer instead); undefined for any other path.
    */
   return (req: IncomingMessage, res: ServerResponse, pathname: string, search: string): Promise<void> | undefined => {
-    const parts = (pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname).split('/');
+    const parts = withoutTrailingSlash(pathname).split('/');
     parts.shift();
     for (const path of paths) {
       let params: Record<string, string> | undefined;

@@ -97,10 +97,10 @@ const text =
  */
 export const docsRoutes = (): GetRoutes => {
   // Generated on first request, not at start: most processes never serve it.
-  let documentText: string | undefined;
+  let serveDocument: GetHandler | undefined;
   const openApiDocument: GetHandler = (req, res) => {
-    documentText ??= stringifyOpenApiDocument(createOpenApiDocument());
-    text(JSON_CONTENT_TYPE, documentText)(req, res);
+    serveDocument ??= text(JSON_CONTENT_TYPE, stringifyOpenApiDocument(createOpenApiDocument()));
+    return serveDocument(req, res);
   };
   return new Map<string, GetHandler>([
     ['/openapi.json', openApiDocument],

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { otherMethods } from './error-handler.ts';
+import { withoutTrailingSlash } from './paths.ts';
 import './request-fields.ts';
 
 export type GetHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -8,10 +9,6 @@ export type GetHandler = (req: IncomingMessage, res: ServerResponse) => void | P
 export type GetRoutes = ReadonlyMap<string, GetHandler>;
 
 const readOnly = otherMethods(['GET', 'HEAD']);
-
-/** Without one trailing slash, lower-cased: how paths matched when the app ran on Express, kept for clients. */
-const normalize = (pathname: string): string =>
-  (pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname).toLowerCase();
 
 /**
  * Answers the request when `pathname` is one of `routes` (and returns the answer's promise, which
@@ -23,7 +20,8 @@ export const answerGet = (
   res: ServerResponse,
   pathname: string,
 ): Promise<void> | undefined => {
-  const path = routes.has(pathname) ? pathname : normalize(pathname);
+  // Case-insensitive, as paths matched when the app ran on Express: kept for clients.
+  const path = routes.has(pathname) ? pathname : withoutTrailingSlash(pathname).toLowerCase();
   const handler = routes.get(path);
   if (handler === undefined) return undefined;
   req.route = path;
