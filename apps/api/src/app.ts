@@ -1,15 +1,14 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { contract } from '@org/plant-contract';
+import { contract, exactJsonReplacer } from '@org/plant-contract';
+import { createExpressEndpoints } from '@ts-rest/express';
+import express, { type Express } from 'express';
 import { type Logger, pino } from 'pino';
 import type { Authenticator } from './auth/authenticator.ts';
 import { bearerAuth } from './auth/bearer-auth.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
-import { contractRoutes } from './http/contract-routes.ts';
 import { docsRoutes } from './http/docs-routes.ts';
-import { errorHandler, notFound } from './http/error-handler.ts';
-import { answerGet } from './http/get-routes.ts';
-import { readJsonBody } from './http/json-body.ts';
+import { errorHandler, notFound, otherMethods, validationErrorHandler } from './http/error-handler.ts';
 import { requestLogger } from './http/request-logger.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
@@ -34,9 +33,20 @@ export type AppOptions = {
   isDraining?: () => boolean;
 };
 
+/** Methods per path of the contract, so that other methods get 405 (OPTIONS 204) with `Allow`. */
+const methodsByPath = (): Map<string, string[]> => {
+  const paths = new Map<string, string[]>();
+  for (const route of Object.values(contract)) {
+    // Express answers HEAD wherever it answers GET.
+    const methods = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
+    paths.set(route.path, [...(paths.get(route.path) ?? []), ...methods]);
+  }
+  return paths;
+};
+
 /**
- * Builds the Plant Store HTTP app, a request listener for node:http, without listening; the caller
- * owns the server and the store.
+ * Builds the Plant Store Express app without listening; the caller owns the server and the store.
+ * Paths match case-insensitively, with or without a trailing slash (Express's defaults).
  */
 export const createApp = ({
   store,
@@ -48,50 +58,48 @@ export const createApp = ({
   bodyLimit,
   metrics = createMetrics({ processMetrics: false }),
   isDraining = () => false,
-}: AppOptions): RequestListener => {
-  const ops = opsRoutes({ store, metrics, isDraining, logger });
-  const docs = docsRoutes();
-  const logRequest = requestLogger(logger);
-  const answerError = errorHandler(logger);
-  const plants = contractRoutes(contract, createPlantsRouter(metrics.instrumentStore(store)), {
-    authorize: bearerAuth({
-      authenticate,
-      requireScopes,
-      ...(rateLimitPerToken > 0 && {
-        perToken: new RateLimiter({ perSecond: rateLimitPerToken, burst: 2 * rateLimitPerToken }),
-      }),
-      ...(authFailuresPerMinute > 0 && {
-        failuresPerAddress: new RateLimiter({ perSecond: authFailuresPerMinute / 60, burst: authFailuresPerMinute }),
-      }),
-    }),
-    readBody: (req) => readJsonBody(req, bodyLimit),
-  });
+}: AppOptions): Express => {
+  const app = express();
+  app.disable('x-powered-by');
+  // The API's answers are never cached (Cache-Control: no-store), so an ETag would be wasted work.
+  app.disable('etag');
+  // node:querystring: a repeated parameter arrives as an array, which the contract refuses.
+  app.set('query parser', 'simple');
+  // res.json writes bigint ids as exact JSON integers.
+  app.set('json replacer', exactJsonReplacer);
 
-  const route = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => {
-    const url = req.url ?? '/';
-    const queryAt = url.indexOf('?');
-    const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+  app.use(metrics.observeRequests);
+  app.use(securityHeaders);
+  app.use((_req, res, next) => {
     // A keep-alive client would otherwise keep its connection, and the drain would never end.
     if (isDraining()) res.setHeader('Connection', 'close');
-    // Before the request log: probes every few seconds from every load balancer would drown it.
-    const opsAnswer = answerGet(ops, req, res, pathname);
-    if (opsAnswer) return opsAnswer;
-    logRequest(req, res);
-    return (
-      plants(req, res, pathname, queryAt === -1 ? '' : url.slice(queryAt + 1)) ?? answerGet(docs, req, res, pathname)
-    );
-  };
+    next();
+  });
+  // Before the request log: probes every few seconds from every load balancer would drown it.
+  app.use(opsRoutes({ store, metrics, isDraining, logger }));
+  app.use(requestLogger(logger));
 
-  return (req, res) => {
-    metrics.observeRequests(req, res);
-    let answer: Promise<void> | undefined;
-    try {
-      answer = route(req, res);
-    } catch (error) {
-      answerError(error, req, res);
-      return;
-    }
-    if (answer === undefined) notFound(res);
-    else answer.catch((error: unknown) => answerError(error, req, res));
-  };
+  createExpressEndpoints(contract, createPlantsRouter(metrics.instrumentStore(store), bodyLimit), app, {
+    logInitialization: false,
+    // Authentication comes before any route's own middleware, so before a body is read.
+    globalMiddleware: [
+      bearerAuth({
+        authenticate,
+        requireScopes,
+        ...(rateLimitPerToken > 0 && {
+          perToken: new RateLimiter({ perSecond: rateLimitPerToken, burst: 2 * rateLimitPerToken }),
+        }),
+        ...(authFailuresPerMinute > 0 && {
+          failuresPerAddress: new RateLimiter({ perSecond: authFailuresPerMinute / 60, burst: authFailuresPerMinute }),
+        }),
+      }),
+    ],
+    requestValidationErrorHandler: validationErrorHandler,
+  });
+  for (const [path, methods] of methodsByPath()) app.all(path, otherMethods(methods));
+
+  app.use(docsRoutes());
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return app;
 };

@@ -1,5 +1,4 @@
-import type { IncomingMessage } from 'node:http';
-import type { ParsedUrlQuery } from 'node:querystring';
+import type { Request, RequestHandler } from 'express';
 import { HttpError } from '../http/http-error.ts';
 import { type Authenticator, AuthUnavailableError, type Principal } from './authenticator.ts';
 import type { RateLimiter } from './rate-limiter.ts';
@@ -34,8 +33,8 @@ const tooMany = (seconds: number, message: string) =>
   new HttpError(429, `${message}; retry after ${seconds} s.`, { 'Retry-After': String(seconds) });
 
 /** The token of a well-formed `Authorization: Bearer <token>`; throws the RFC 6750 answer otherwise. */
-const bearerToken = (req: IncomingMessage, query: ParsedUrlQuery): string => {
-  if (query.access_token !== undefined) {
+const bearerToken = (req: Request): string => {
+  if (req.query.access_token !== undefined) {
     // RFC 6750 §2.3 allows it, but URLs end up in logs, histories and proxies: refuse it.
     const description = 'Send the token in the Authorization header, not in the query string.';
     throw new HttpError(400, description, challenge({ code: 'invalid_request', description }));
@@ -62,7 +61,7 @@ const bearerToken = (req: IncomingMessage, query: ParsedUrlQuery): string => {
   return token;
 };
 
-const checkScope = (req: IncomingMessage, principal: Principal): void => {
+const checkScope = (req: Request, principal: Principal): void => {
   if (principal.scopes === undefined) return;
   const writing = req.method !== 'GET' && req.method !== 'HEAD';
   const granted = writing
@@ -85,19 +84,19 @@ export const bearerAuth = ({
   perToken,
   failuresPerAddress,
   requireScopes = false,
-}: BearerAuthOptions): ((req: IncomingMessage, query: ParsedUrlQuery) => Promise<void>) => {
-  const address = (req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown';
-  const failed = (req: IncomingMessage, error: HttpError): HttpError => {
+}: BearerAuthOptions): RequestHandler => {
+  const address = (req: Request) => req.socket.remoteAddress ?? 'unknown';
+  const failed = (req: Request, error: HttpError): HttpError => {
     failuresPerAddress?.take(address(req));
     return error;
   };
 
-  return async (req, query) => {
+  const authorize = async (req: Request): Promise<void> => {
     const wait = failuresPerAddress?.retryAfter(address(req)) ?? 0;
     if (wait > 0) throw tooMany(wait, 'Too many failed authentications from this address');
     let token: string;
     try {
-      token = bearerToken(req, query);
+      token = bearerToken(req);
     } catch (error) {
       throw failed(req, error as HttpError);
     }
@@ -115,5 +114,10 @@ export const bearerAuth = ({
     const tokenWait = perToken?.take(principal.key) ?? 0;
     if (tokenWait > 0) throw tooMany(tokenWait, 'Too many requests with this token');
     if (requireScopes) checkScope(req, principal);
+  };
+
+  // Express 4 does not catch a middleware's rejected promise: it travels with next().
+  return (req, _res, next) => {
+    authorize(req).then(() => next(), next);
   };
 };

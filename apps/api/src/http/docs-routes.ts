@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { createOpenApiDocument, stringifyOpenApiDocument } from '@org/plant-contract';
-import type { GetHandler, GetRoutes } from './get-routes.ts';
-import { JSON_CONTENT_TYPE, sendError } from './http-error.ts';
-import { type HeaderList, securityHeadersExcept, writeHead } from './security-headers.ts';
+import { type RequestHandler, Router } from 'express';
+import { otherMethods } from './error-handler.ts';
+import { sendError } from './http-error.ts';
 
 /** Swagger UI's files, served from node_modules: the reference works with no network. */
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -56,38 +56,27 @@ const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 });
 `;
 
-/** Swagger UI's assets may be cached; the page brings its own policy. */
-const CACHEABLE = securityHeadersExcept('Cache-Control');
-const OWN_POLICY = securityHeadersExcept('Content-Security-Policy');
-
 /** Swagger UI's files, read once on first request: most processes never serve the docs. */
 const assetCache = new Map<string, Promise<Buffer>>();
-const ASSET_TYPES: Record<string, string> = {
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  png: 'image/png',
-};
 
 const asset =
-  (name: string): GetHandler =>
-  async (_req, res) => {
+  (name: string): RequestHandler =>
+  (_req, res, next) => {
     let content = assetCache.get(name);
     if (content === undefined) {
       content = readFile(join(SWAGGER_UI_DIR, name));
       assetCache.set(name, content);
     }
-    const bytes = await content;
-    const type = ASSET_TYPES[extname(name).slice(1)] ?? 'application/octet-stream';
-    const headers = ['Content-Type', type, 'Content-Length', bytes.length, 'Cache-Control', 'public, max-age=3600'];
-    writeHead(res, 200, headers, CACHEABLE).end(bytes);
+    content.then((bytes) => {
+      // Swagger UI's assets may be cached, unlike the API's answers.
+      res.type(extname(name)).set('Cache-Control', 'public, max-age=3600').send(bytes);
+    }, next);
   };
 
 const text =
-  (type: string, content: string, headers: HeaderList = [], base?: HeaderList): GetHandler =>
+  (type: string, content: string, headers: Record<string, string> = {}): RequestHandler =>
   (_req, res) => {
-    writeHead(res, 200, [...headers, 'Content-Type', type, 'Content-Length', Buffer.byteLength(content)], base).end(
-      content,
-    );
+    res.type(type).set(headers).send(content);
   };
 
 /**
@@ -95,19 +84,25 @@ const text =
  * reference (Swagger UI) where a reader enters a token and sends requests to this same service.
  * Both are public: the document describes the API, it grants nothing.
  */
-export const docsRoutes = (): GetRoutes => {
+export const docsRoutes = (): Router => {
+  const router = Router();
   // Generated on first request, not at start: most processes never serve it.
-  let serveDocument: GetHandler | undefined;
-  const openApiDocument: GetHandler = (req, res) => {
-    serveDocument ??= text(JSON_CONTENT_TYPE, stringifyOpenApiDocument(createOpenApiDocument()));
-    return serveDocument(req, res);
-  };
-  return new Map<string, GetHandler>([
-    ['/openapi.json', openApiDocument],
-    ['/docs', text('text/html; charset=utf-8', PAGE, ['Content-Security-Policy', DOCS_CSP], OWN_POLICY)],
-    // Relative asset URLs resolve right only from /docs, not /docs/.
-    ['/docs/', (_req, res) => sendError(res, 301, 'The reference is at ../docs.', { Location: '../docs' })],
-    ['/docs/init.js', text('text/javascript; charset=utf-8', INIT_SCRIPT)],
-    ...ASSETS.map((name): [string, GetHandler] => [`/docs/${name}`, asset(name)]),
-  ]);
+  let document: string | undefined;
+  router.get('/openapi.json', (_req, res) => {
+    document ??= stringifyOpenApiDocument(createOpenApiDocument());
+    res.type('application/json').send(document);
+  });
+  const page = text('text/html; charset=utf-8', PAGE, { 'Content-Security-Policy': DOCS_CSP });
+  router.get('/docs', (req, res, next) => {
+    // Relative asset URLs resolve right only from /docs, not /docs/ (which the route also matches).
+    if (req.path.endsWith('/')) return sendError(res, 301, 'The reference is at ../docs.', { Location: '../docs' });
+    page(req, res, next);
+  });
+  router.get('/docs/init.js', text('text/javascript; charset=utf-8', INIT_SCRIPT));
+  for (const name of ASSETS) router.get(`/docs/${name}`, asset(name));
+  router.all(
+    ['/openapi.json', '/docs', '/docs/init.js', ...ASSETS.map((name) => `/docs/${name}`)],
+    otherMethods(['GET', 'HEAD']),
+  );
+  return router;
 };

@@ -1,13 +1,12 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
-import { parseExactJson } from '@org/plant-contract';
+import { isUtf8 } from 'node:buffer';
+import type { IncomingHttpHeaders } from 'node:http';
+import { exactNumber } from '@org/plant-contract';
+import express, { type RequestHandler } from 'express';
 import { HttpError } from './http-error.ts';
 import { jsonShapeProblem } from './json-shape.ts';
 
 /** The largest accepted request body, in bytes after any gzip/deflate decoding. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** `application/json` or a `+json` type, with no charset or UTF-8 (RFC 8259 allows nothing else). */
 const checkContentType = (header: string | undefined): void => {
@@ -30,95 +29,47 @@ const checkContentType = (header: string | undefined): void => {
 const hasBody = (headers: IncomingHttpHeaders): boolean =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
 
-const tooLarge = (limit: number) => new HttpError(413, `The request body exceeds the limit of ${limit} bytes.`);
+/** The body's text, kept by `verify` for the checks that need the source. */
+const sourceText = new WeakMap<object, string>();
 
-/** The body as sent, or decoded from gzip/deflate; anything else is refused before it is read. */
-const decodedStream = (req: IncomingMessage, limit: number): Readable => {
-  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  if (encoding === 'identity') {
-    // Refused from the header alone, before a byte of it is read.
-    if (Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge(limit);
-    return req;
-  }
-  if (encoding !== 'gzip' && encoding !== 'deflate') {
-    throw new HttpError(415, 'Unsupported Content-Encoding: send the body as identity, gzip or deflate.');
-  }
-  // Loaded on first use: almost every client sends plain JSON, and zlib costs start-up time and memory.
-  const zlib = process.getBuiltinModule('node:zlib');
-  const decoder = encoding === 'gzip' ? zlib.createGunzip() : zlib.createInflate();
-  req.pipe(decoder);
-  req.once('error', (error) => decoder.destroy(error));
-  return decoder;
-};
+type ReviverContext = { source?: string };
+
+/** Integers beyond 2^53 become exact bigints (the reviver sees each number's source text). */
+function exactNumbers(_key: string, value: unknown, context?: ReviverContext): unknown {
+  return typeof value === 'number' && context?.source !== undefined ? exactNumber(context.source, value) : value;
+}
 
 /**
- * The body's bytes, at most `limit` of them after decoding. Listens to events rather than
- * iterating the stream: a plant fits in one chunk, and iterators cost more than the chunk.
+ * Reads a JSON request body into `req.body` with `express.json()`, with exact int64 integers. What
+ * body-parser lets through is refused first or after: no body → 400, a media type other than JSON
+ * or a charset other than UTF-8 → 415 (body-parser would skip the body or transcode it), invalid
+ * UTF-8 → 400 (body-parser would turn it into U+FFFD), a key twice or nesting too deep → 400.
+ * body-parser's own failures (too large, bad JSON, bad encoding, aborted) reach the error handler.
  */
-const readBytes = (req: IncomingMessage, limit: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const stream = decodedStream(req, limit);
-    const chunks: Buffer[] = [];
-    let length = 0;
-    const fail = (error: HttpError) => {
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      req.off('close', onClose);
-      if (stream !== req) stream.destroy();
-      reject(error);
-    };
-    const onData = (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > limit) return fail(tooLarge(limit));
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      req.off('close', onClose);
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
-    };
-    const onAborted = () => fail(new HttpError(400, 'The request was aborted before its body was complete.'));
-    const onClose = () => {
-      if (!req.complete) onAborted();
-    };
-    const onError = (error: NodeJS.ErrnoException) => {
-      if (stream !== req && error.code?.startsWith('Z_')) {
-        return fail(new HttpError(400, 'The request body is not valid gzip/deflate data for its Content-Encoding.'));
-      }
-      onAborted();
-    };
-    stream.on('data', onData);
-    stream.once('end', onEnd);
-    stream.once('error', onError);
-    req.once('close', onClose);
-  });
-
-/**
- * Reads a JSON request body with exact int64 integers. Failures are clear `Error` answers: no body
- * or bad JSON → 400, wrong media type, charset or encoding → 415, too large → 413.
- */
-export const readJsonBody = async (req: IncomingMessage, limit = BODY_LIMIT_BYTES): Promise<unknown> => {
-  if (!hasBody(req.headers)) throw new HttpError(400, 'A JSON request body is required.');
-  checkContentType(req.headers['content-type']);
-  const bytes = await readBytes(req, limit);
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new HttpError(400, 'The request body is not valid UTF-8.');
-  }
-  let body: unknown;
-  try {
-    body = parseExactJson(text);
-  } catch (error) {
-    // V8's message quotes the input; only the position is worth passing back.
-    const position = /at position (\d+)/.exec((error as SyntaxError).message)?.[1];
-    throw new HttpError(
-      400,
-      `The request body is not valid JSON${position ? ` (error at position ${position})` : ''}.`,
-    );
-  }
-  const problem = jsonShapeProblem(text);
-  if (problem) throw new HttpError(400, problem);
-  return body;
-};
+export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
+  (req, _res, next) => {
+    if (!hasBody(req.headers)) throw new HttpError(400, 'A JSON request body is required.');
+    checkContentType(req.headers['content-type']);
+    next();
+  },
+  express.json({
+    limit,
+    inflate: true,
+    // Any top-level value parses; the contract's schema then says what was expected.
+    strict: false,
+    type: () => true,
+    reviver: exactNumbers as (key: string, value: unknown) => unknown,
+    verify: (req, _res, bytes) => {
+      if (!isUtf8(bytes)) throw new HttpError(400, 'The request body is not valid UTF-8.');
+      sourceText.set(req, bytes.toString('utf8'));
+    },
+  }),
+  (req, _res, next) => {
+    const text = sourceText.get(req) ?? '';
+    // A chunked body can still turn out empty, which body-parser reads as {}.
+    if (text.trim() === '') throw new HttpError(400, 'A JSON request body is required.');
+    const problem = jsonShapeProblem(text);
+    if (problem) throw new HttpError(400, problem);
+    next();
+  },
+];

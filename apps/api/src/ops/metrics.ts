@@ -1,7 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, RequestHandler } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import '../http/request-fields.ts';
-import { writeHead } from '../http/security-headers.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
 
 export type PoolStats = { total: number; idle: number; waiting: number };
@@ -15,16 +13,23 @@ export type MetricsOptions = {
 
 export type Metrics = {
   readonly registry: Registry;
-  /** Counts and times the request, once answered, by method, route and status. */
-  readonly observeRequests: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Counts and times every request, once answered, by method, route and status. */
+  readonly observeRequests: RequestHandler;
   /** Answers GET /metrics in the Prometheus text format. */
-  readonly expose: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  readonly expose: RequestHandler;
   /** The same store, with each operation timed and each failure counted. */
   instrumentStore(store: PlantStore): PlantStore;
 };
 
 /** Routes are labelled by their pattern, never the raw path, so that ids cannot explode the series. */
 const UNMATCHED_ROUTE = '(unmatched)';
+
+/** The pattern that answered: the contract's route (ts-rest marks it), or an Express route of ours. */
+const routePattern = (req: Request & { tsRestRoute?: { path: string } }): string => {
+  if (req.tsRestRoute) return req.tsRestRoute.path;
+  const route = req.route as { path?: unknown } | undefined;
+  return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : UNMATCHED_ROUTE;
+};
 
 const STORE_OPERATIONS = ['create', 'get', 'list', 'delete', 'health'] as const;
 
@@ -80,21 +85,25 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
     });
   }
 
-  const observeRequests = (req: IncomingMessage, res: ServerResponse): void => {
+  const observeRequests: RequestHandler = (req, res, next) => {
     const started = performance.now();
     inFlight.inc();
     // 'close' follows every response, finished or cut off: one listener, no timer closure.
     res.once('close', () => {
       inFlight.dec();
-      const labels = { method: req.method ?? '', route: req.route ?? UNMATCHED_ROUTE, status: String(res.statusCode) };
+      const labels = { method: req.method, route: routePattern(req), status: String(res.statusCode) };
       requests.inc(labels);
       duration.observe(labels, (performance.now() - started) / 1000);
     });
+    next();
   };
 
-  const expose = async (_req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const text = await registry.metrics();
-    writeHead(res, 200, ['Content-Type', registry.contentType, 'Content-Length', Buffer.byteLength(text)]).end(text);
+  const expose: RequestHandler = (_req, res, next) => {
+    registry.metrics().then((text) => {
+      // Exactly the exposition format's type: res.type() would rewrite its parameters.
+      res.setHeader('Content-Type', registry.contentType);
+      res.end(text);
+    }, next);
   };
 
   const instrumentStore = (store: PlantStore): PlantStore => {

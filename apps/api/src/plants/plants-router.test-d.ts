@@ -1,61 +1,63 @@
 import { contract, type NewPlant } from '@org/plant-contract';
+import { type createExpressEndpoints, initServer } from '@ts-rest/express';
 import { expectTypeOf } from 'vitest';
-import { type ContractImplementation, implementContract, implementRoute } from '../http/contract-routes.ts';
 import type { createPlantsRouter } from './plants-router.ts';
 
-/** What contractRoutes accepts as the implementation of the contract. */
-type Implementation = ContractImplementation<typeof contract>;
+const s = initServer();
+
+/** What createExpressEndpoints accepts as the implementation of the contract. */
+type Implementation = Parameters<typeof createExpressEndpoints<typeof contract>>[1];
 
 // The service's router implements the contract; a contract change its handler does not follow fails here.
 expectTypeOf<ReturnType<typeof createPlantsRouter>>().toExtend<Implementation>();
 expectTypeOf<{
-  createPlant: () => Promise<{ status: 200; body: { id: 1 } }>;
+  createPlant: { handler: () => Promise<{ status: 200; body: { id: 1 } }> };
 }>().not.toExtend<Implementation>();
 
 // A handler gets the contract's NewPlant as its body.
-implementRoute(contract.createPlant, async ({ body }) => {
+s.route(contract.createPlant, async ({ body }) => {
   expectTypeOf(body).toEqualTypeOf<NewPlant>();
   return { status: 200, body: { name: body.name } };
 });
 
 // Every declared failure status may be answered with an ApiError.
-implementRoute(contract.createPlant, async () => ({
+s.route(contract.createPlant, async () => ({
   status: 409,
   body: { error: 409, message: 'A plant with id 1 already exists.' },
 }));
 
 // @ts-expect-error a 200 must answer a Plant, which has a name
-implementRoute(contract.createPlant, async () => ({ status: 200, body: { title: 'Fern' } }));
+s.route(contract.createPlant, async () => ({ status: 200, body: { title: 'Fern' } }));
 
 // @ts-expect-error a 409 must answer an ApiError, not a Plant
-implementRoute(contract.createPlant, async () => ({ status: 409, body: { name: 'Fern' } }));
+s.route(contract.createPlant, async () => ({ status: 409, body: { name: 'Fern' } }));
 
 // @ts-expect-error the error code is a number
-implementRoute(contract.createPlant, async () => ({ status: 400, body: { error: '400', message: 'bad' } }));
+s.route(contract.createPlant, async () => ({ status: 400, body: { error: '400', message: 'bad' } }));
 
 // @ts-expect-error 418 is not a status of the contract
-implementRoute(contract.createPlant, async () => ({ status: 418, body: { error: 418, message: 'teapot' } }));
+s.route(contract.createPlant, async () => ({ status: 418, body: { error: 418, message: 'teapot' } }));
 
 // @ts-expect-error 201 is not declared either: creation answers 200
-implementRoute(contract.createPlant, async () => ({ status: 201, body: { name: 'Fern' } }));
+s.route(contract.createPlant, async () => ({ status: 201, body: { name: 'Fern' } }));
 
 // @ts-expect-error every route of the contract must be implemented
-implementContract(contract, { createPlant: async () => ({ status: 200, body: { name: 'Fern' } }) });
+s.router(contract, { createPlant: async () => ({ status: 200, body: { name: 'Fern' } }) });
 
 // Reading: the path id arrives parsed to an exact bigint, the query with its defaults left to the handler.
-implementRoute(contract.getPlant, async ({ params }) => {
+s.route(contract.getPlant, async ({ params }) => {
   expectTypeOf(params.id).toEqualTypeOf<bigint>();
   return { status: 200, body: { id: params.id, name: 'Fern' } };
 });
-implementRoute(contract.listPlants, async ({ query }) => {
+s.route(contract.listPlants, async ({ query }) => {
   expectTypeOf(query.limit).toEqualTypeOf<number | undefined>();
   expectTypeOf(query.after).toEqualTypeOf<bigint | undefined>();
   return { status: 200, body: [{ id: 1n, name: 'Fern' }] };
 });
 // @ts-expect-error a listed plant carries its id
-implementRoute(contract.listPlants, async () => ({ status: 200, body: [{ name: 'Fern' }] }));
+s.route(contract.listPlants, async () => ({ status: 200, body: [{ name: 'Fern' }] }));
 // @ts-expect-error GET /plants answers an array, not one plant
-implementRoute(contract.listPlants, async () => ({ status: 200, body: { id: 1n, name: 'Fern' } }));
-implementRoute(contract.deletePlant, async () => ({ status: 204, body: undefined }));
+s.route(contract.listPlants, async () => ({ status: 200, body: { id: 1n, name: 'Fern' } }));
+s.route(contract.deletePlant, async () => ({ status: 204, body: undefined }));
 // @ts-expect-error deletion answers 204, not 200
-implementRoute(contract.deletePlant, async () => ({ status: 200, body: { id: 1n, name: 'Fern' } }));
+s.route(contract.deletePlant, async () => ({ status: 200, body: { id: 1n, name: 'Fern' } }));

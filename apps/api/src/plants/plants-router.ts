@@ -1,6 +1,9 @@
 import { contract, LIST_LIMIT_DEFAULT } from '@org/plant-contract';
-import { implementContract } from '../http/contract-routes.ts';
+import { initServer } from '@ts-rest/express';
+import { jsonBody } from '../http/json-body.ts';
 import type { ListOptions, PlantStore, StoredPlant } from '../store/plant-store.ts';
+
+const s = initServer();
 
 /** The contract's Plant: name and tag, without the id (the interface does not list it). */
 const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : { name, tag });
@@ -17,19 +20,26 @@ const nextPageLink = ({ limit, tag }: ListOptions, after: bigint): string => {
   return `<?${query}>; rel="next"`;
 };
 
-export const createPlantsRouter = (store: PlantStore) =>
-  implementContract(contract, {
-    createPlant: async ({ body }) => {
-      const plant: StoredPlant = { id: BigInt(body.id), name: body.name };
-      if (body.tag !== undefined) plant.tag = body.tag;
-      const result = await store.create(plant);
-      if (result.outcome === 'conflict') {
-        return {
-          status: 409,
-          body: { error: 409, message: `A plant with id ${plant.id} already exists with different data.` },
-        };
-      }
-      return { status: 200, body: toPlant(result.plant) };
+/**
+ * The contract's plant routes. Only creation takes a body: it is read after authentication (ts-rest
+ * runs the global middleware first), so an unauthenticated client cannot make the service read one.
+ */
+export const createPlantsRouter = (store: PlantStore, bodyLimit?: number) =>
+  s.router(contract, {
+    createPlant: {
+      middleware: jsonBody(bodyLimit),
+      handler: async ({ body }) => {
+        const plant: StoredPlant = { id: BigInt(body.id), name: body.name };
+        if (body.tag !== undefined) plant.tag = body.tag;
+        const result = await store.create(plant);
+        if (result.outcome === 'conflict') {
+          return {
+            status: 409,
+            body: { error: 409, message: `A plant with id ${plant.id} already exists with different data.` },
+          };
+        }
+        return { status: 200, body: toPlant(result.plant) };
+      },
     },
 
     listPlants: async ({ query, res }) => {
