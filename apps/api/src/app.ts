@@ -69,7 +69,7 @@ export const createApp = ({
   app.set('json replacer', exactJsonReplacer);
 
   app.use(metrics.observeRequests);
-  app.use(securityHeaders);
+  app.use(securityHeaders());
   app.use((_req, res, next) => {
     // A keep-alive client would otherwise keep its connection, and the drain would never end.
     if (isDraining()) res.setHeader('Connection', 'close');

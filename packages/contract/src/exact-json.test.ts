@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   exactJsonReplacer,
+  hasOnlyExactNumbers,
   parseExactJson,
   parseExactJsonFromMarkedText,
   restoreExactIntegers,
@@ -168,5 +169,21 @@ describe('parseExactJson without a risky number', () => {
       name: 'v1.5',
       id: 9007199254740993n,
     });
+  });
+});
+
+describe('hasOnlyExactNumbers', () => {
+  it.each([
+    ['{"id":999999999999999,"name":"Fern"}', true],
+    ['{"id":-42,"tag":"x"}', true],
+    ['{"id":9007199254740993}', false],
+    ['{"id":1.5}', false],
+    ['{"id":1e3}', false],
+    ['{"id":1E3}', false],
+    // A string that looks like a fraction is only a false alarm: the exact parse gives the same.
+    ['{"name":"v1.5"}', false],
+  ])('%s → %s', (text, expected) => {
+    expect(hasOnlyExactNumbers(text)).toBe(expected);
+    if (expected) expect(parseExactJson(text)).toStrictEqual(JSON.parse(text));
   });
 });

@@ -80,16 +80,20 @@ export const parseExactJsonFromMarkedText = (text: string): unknown =>
     },
   );
 
-/**
- * Text in which every number literal is exact as a double: none has 16 digits in a row (10^15 < 2^53)
- * or a fraction or exponent. A match may also come from a string ("v1.5"), which only costs the slow path.
- */
+/** 16 digits in a row (10^15 < 2^53), or a fraction or exponent. */
 const POSSIBLY_INEXACT = /\d{16}|\d[.eE]/;
+
+/**
+ * Whether plain `JSON.parse` keeps every number of this JSON text exact: none has 16 digits in a
+ * row, a fraction or an exponent. Conservative: a string such as "v1.5" also answers false, which
+ * only costs the exact (slower) parse.
+ */
+export const hasOnlyExactNumbers = (text: string): boolean => !POSSIBLY_INEXACT.test(text);
 
 /** `JSON.parse` that keeps every integer exact (bigint beyond ±(2^53 − 1)). */
 export const parseExactJson = (text: string): unknown => {
   // The reviver runs for every value; most bodies need none of it.
-  if (!POSSIBLY_INEXACT.test(text)) return JSON.parse(text);
+  if (hasOnlyExactNumbers(text)) return JSON.parse(text);
   return hasSourceText
     ? JSON.parse(text, reviveExactNumber as (key: string, value: unknown) => unknown)
     : parseExactJsonFromMarkedText(text);

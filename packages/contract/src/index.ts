@@ -3,6 +3,7 @@ export { contract } from './contract.ts';
 export {
   exactJsonReplacer,
   exactNumber,
+  hasOnlyExactNumbers,
   parseExactJson,
   restoreExactIntegers,
   stringifyExactJson,
