@@ -213,7 +213,9 @@ export const renderReportChart = (report: Report): string => {
           (s) => s.reqPerSec,
           (s) => `${fixed(s.reqPerSec, 0)}${s.ratioToB === undefined ? '' : `  (${times(s.ratioToB)} peer)`}`,
         ),
-        ...(peer && { target: { value: peer.reqPerSec * C_VS_PEER_TARGET, label: `target for (c): ${C_VS_PEER_TARGET}× peer` } }),
+        ...(peer && {
+          target: { value: peer.reqPerSec * C_VS_PEER_TARGET, label: `target for (c): ${C_VS_PEER_TARGET}× peer` },
+        }),
       },
       {
         title: 'p99 latency at 50 connections, ms (lower is better)',

@@ -86,15 +86,19 @@ const stopChild = async (child: ChildProcess): Promise<void> => {
  * Starts a server whose output goes to `logFile` (a file, as in production, so that reading logs
  * costs the benchmark nothing) and resolves once it logs that it listens.
  */
-export const startServer = async (command: ServerCommand, logFile: string): Promise<RunningServer> => {
+export const startServer = async (
+  command: ServerCommand,
+  logFile: string,
+  /** A program that runs node (`['valgrind', …flags]`), and how long it may take to listen. */
+  { wrapper = [], startTimeoutMs = START_TIMEOUT_MS }: { wrapper?: string[]; startTimeoutMs?: number } = {},
+): Promise<RunningServer> => {
   const fd = openSync(logFile, 'w');
-  const child = track(
-    spawn(process.execPath, command.args, { cwd: command.cwd, env: command.env, stdio: ['ignore', fd, fd] }),
-  );
+  const [program = process.execPath, ...args] = [...wrapper, process.execPath, ...command.args];
+  const child = track(spawn(program, args, { cwd: command.cwd, env: command.env, stdio: ['ignore', fd, fd] }));
   closeSync(fd);
   const pid = child.pid as number;
   const output = () => readFileSync(logFile, 'utf8').slice(-4000);
-  const deadline = Date.now() + START_TIMEOUT_MS;
+  const deadline = Date.now() + startTimeoutMs;
   let url: string | undefined;
   while (url === undefined) {
     if (child.exitCode !== null || child.signalCode !== null) {
@@ -102,7 +106,7 @@ export const startServer = async (command: ServerCommand, logFile: string): Prom
     }
     if (Date.now() > deadline) {
       await stopChild(child);
-      throw new Error(`${command.args.join(' ')} did not listen within ${START_TIMEOUT_MS} ms:\n${output()}`);
+      throw new Error(`${command.args.join(' ')} did not listen within ${startTimeoutMs} ms:\n${output()}`);
     }
     await delay(10);
     url = listeningUrl(readFileSync(logFile, 'utf8'));

@@ -1,0 +1,110 @@
+/**
+ * Instructions per POST /plants on a server's main thread, counted by callgrind: a figure that does
+ * not move with the machine's load, so a change of a few percent shows where throughput on a shared
+ * machine cannot. Each server runs under valgrind; after a warm-up of `--requests` creates its
+ * counters are zeroed, the same number is sent again (10 in flight, keep-alive), and the main
+ * thread's count is divided by it. Slow (about 40 s a server); never part of `pnpm bench`.
+ *
+ *   pnpm --filter @org/plant-bench instructions [--server b,c] [--requests 2000]
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ServerKey } from './options.ts';
+import { startServer } from './server-process.ts';
+import { BENCH_HEADERS, createTargets, plantBody } from './targets.ts';
+
+const { values } = parseArgs({
+  options: {
+    server: { type: 'string', default: 'b,c' },
+    requests: { type: 'string', default: '2000' },
+  },
+});
+const keys = (values.server ?? '').split(',') as ServerKey[];
+const count = Number(values.requests);
+const IN_FLIGHT = 10;
+
+/** Sends `count` creates with ids from `firstId`, IN_FLIGHT at a time on keep-alive connections. */
+const load = (url: string, firstId: number): Promise<void> => {
+  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+  let sent = 0;
+  let answered = 0;
+  return new Promise<void>((resolve, reject) => {
+    const sendOne = () => {
+      if (sent === count) return;
+      const body = plantBody(firstId + sent);
+      sent += 1;
+      const req = request(
+        `${url}/plants`,
+        { method: 'POST', agent, headers: { ...BENCH_HEADERS, 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`POST /plants answered ${res.statusCode}`));
+          res.resume().on('end', () => {
+            answered += 1;
+            if (answered === count) resolve();
+            else sendOne();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    };
+    for (let slot = 0; slot < IN_FLIGHT; slot += 1) sendOne();
+  }).finally(() => agent.destroy());
+};
+
+const poll = async <T>(read: () => T | undefined, ms: number): Promise<T | undefined> => {
+  const deadline = Date.now() + ms;
+  let value = read();
+  while (value === undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    value = read();
+  }
+  return value;
+};
+
+/** The `totals:` (or `summary:`) line of a callgrind output file. */
+const totalInstructions = (file: string): number => {
+  const line = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((text) => text.startsWith('totals:') || text.startsWith('summary:'));
+  return Number(line?.split(/\s+/)[1]);
+};
+
+for (const target of createTargets(undefined).filter((candidate) => keys.includes(candidate.key))) {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-bench-instructions-'));
+  const instance = await target.instance();
+  const server = await startServer(instance.command, join(dir, 'server.log'), {
+    wrapper: [
+      'valgrind',
+      '--tool=callgrind',
+      '--separate-threads=yes',
+      // V8 writes and rewrites machine code as it runs.
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
+    ],
+    startTimeoutMs: 120_000,
+  });
+  try {
+    await load(server.url, 1);
+    // vgdb names its pipes after USER and HOSTNAME: callgrind_control must see the server's environment.
+    execFileSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore', env: instance.command.env });
+    await load(server.url, 1_000_000_000);
+    execFileSync('callgrind_control', ['-d', String(server.pid)], { stdio: 'ignore', env: instance.command.env });
+    // Thread 1 is the main (HTTP) thread; the dump after the zeroing is number 1. Valgrind writes it
+    // when the process next checks for commands, which can be a moment after callgrind_control returns.
+    const file = await poll(() => readdirSync(dir).find((name) => name.endsWith('.1-01')), 30_000);
+    if (!file) throw new Error(`callgrind wrote no dump of the main thread in ${dir}`);
+    const perRequest = totalInstructions(join(dir, file)) / count;
+    console.log(
+      `(${target.key}) ${target.name}: ${Math.round(perRequest).toLocaleString('en')} instructions per request`,
+    );
+  } finally {
+    await server.stop();
+    await instance.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
