@@ -34,6 +34,7 @@ const consumerTs = `
 import {
   ConflictError,
   createPlantClient,
+  createPlantRestClient,
   NotFoundError,
   PlantApiError,
   type PlantClient,
@@ -58,6 +59,10 @@ const created = await plants.createPlant(newPlant);
 const replayed = await plants.createPlant(newPlant, { maxRetries: 0, signal: AbortSignal.timeout(5_000) });
 const conflict = await plants.createPlant({ id, name: 'Cactus' }).catch((error: unknown) => error);
 const read: PlantWithId = await plants.getPlant(id);
+const rest = createPlantRestClient({ baseUrl, token, maxRetries: 1 });
+const restRead = await rest.getPlant({ params: { id: String(id) }, timeoutMs: 5_000 });
+// @ts-expect-error path parameters are strings
+void (() => rest.getPlant({ params: { id } }));
 const listed: PlantWithId[] = [];
 for await (const plant of plants.listPlants({ tag: 'packed', pageSize: 1 })) listed.push(plant);
 await plants.deletePlant(id);
@@ -71,6 +76,7 @@ console.log(
     conflict: ConflictError.isInstance(conflict) && conflict.status,
     conflictRequestId: PlantApiError.isInstance(conflict) && typeof conflict.requestId,
     readIdExact: read.id === id,
+    restRead: restRead.status === 200 && restRead.body.id === id && restRead.status,
     listed: listed.map((plant) => String(plant.id)),
     gone: NotFoundError.isInstance(gone) && gone.status,
     route: contract.createPlant.path,
@@ -303,6 +309,7 @@ describe('the packed packages, installed by a consumer', () => {
       conflict: 409,
       conflictRequestId: 'string',
       readIdExact: true,
+      restRead: 200,
       listed: [id],
       gone: 404,
       route: '/plants',
