@@ -80,12 +80,10 @@ const parseOrThrow = <T>(
   return parsed.data;
 };
 
-/** A call's own settings as ts-rest carries them: the signal in `fetchOptions`, the rest for the api. */
-const callArgs = ({ signal, timeoutMs, maxRetries }: RequestOptions) => ({
-  fetchOptions: signal ? { signal } : {},
-  timeoutMs,
-  maxRetries,
-});
+const NO_FETCH_OPTIONS = {};
+
+/** The caller's signal where ts-rest carries it to the api: in `fetchOptions`. */
+const fetchOptionsWith = (signal: AbortSignal | undefined) => (signal ? { signal } : NO_FETCH_OPTIONS);
 
 // The 200 bodies' schemas, from the contract's routes.
 const Created = contract.createPlant.responses[200];
@@ -102,23 +100,26 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
   const rest = initPlantRestClient(options, { throwOnUnknownStatus: false });
 
   return {
-    async createPlant(newPlant, requestOptions = {}) {
+    async createPlant(newPlant, { signal, timeoutMs, maxRetries } = {}) {
       const unsafe = unsafeIdError(newPlant.id);
       if (unsafe) throw unsafe;
       // Safe to retry: creation is idempotent by id, so a replay of a stored plant answers 200 again.
-      const answer = await rest.createPlant({ body: newPlant, ...callArgs(requestOptions) });
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.createPlant({ body: newPlant, fetchOptions, timeoutMs, maxRetries });
       if (answer.status !== 200) throw toApiError(answer);
       return parseOrThrow(Created, answer.body, 'a Plant');
     },
 
-    async getPlant(id, requestOptions = {}) {
-      const answer = await rest.getPlant({ params: { id: idText(id) }, ...callArgs(requestOptions) });
+    async getPlant(id, { signal, timeoutMs, maxRetries } = {}) {
+      const params = { id: idText(id) };
+      const answer = await rest.getPlant({ params, fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
       if (answer.status !== 200) throw toApiError(answer);
       return parseOrThrow(Read, answer.body, 'a plant');
     },
 
-    async deletePlant(id, requestOptions = {}) {
-      const answer = await rest.deletePlant({ params: { id: idText(id) }, ...callArgs(requestOptions) });
+    async deletePlant(id, { signal, timeoutMs, maxRetries } = {}) {
+      const params = { id: idText(id) };
+      const answer = await rest.deletePlant({ params, fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
       if (answer.status === 204) return;
       // An earlier attempt that got no answer (or a 5xx) may well have deleted the plant, so a 404
       // now is the retry finding it gone, which is what the caller asked for.
@@ -126,14 +127,14 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
       throw toApiError(answer);
     },
 
-    async *listPlants({ pageSize, tag, after, ...requestOptions } = {}) {
+    async *listPlants({ pageSize, tag, after, signal, timeoutMs, maxRetries } = {}) {
       let query: Record<string, string> | undefined = {};
       if (pageSize !== undefined) query.limit = String(pageSize);
       if (tag !== undefined) query.tag = tag;
       if (after !== undefined) query.after = idText(after);
-      const call = callArgs(requestOptions);
+      const fetchOptions = fetchOptionsWith(signal);
       while (query) {
-        const answer = await rest.listPlants({ query, ...call });
+        const answer = await rest.listPlants({ query, fetchOptions, timeoutMs, maxRetries });
         if (answer.status !== 200) throw toApiError(answer);
         yield* parseOrThrow(Page, answer.body, 'a list of plants');
         query = nextPageQuery(answer.headers.get('link'));
