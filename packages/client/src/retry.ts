@@ -64,9 +64,10 @@ export type Outcome<T extends Answer> = {
 };
 
 /**
- * Runs `attempt` (given the number of retries before it) until it gives an answer that is not worth retrying, or `maxRetries` retries are
- * spent. Connection errors and timeouts are retried too; the last one is thrown. Nothing is retried
- * once the caller's signal has aborted: its reason is thrown instead.
+ * Runs `attempt` (given how many retries came before it) until it gives an answer that is not worth
+ * retrying, or `maxRetries` retries are spent. Connection errors and timeouts are retried too; the
+ * last one is thrown. Nothing is retried once the caller's signal has aborted: its reason is thrown
+ * instead.
  */
 export const withRetries = async <T extends Answer>(
   attempt: (retry: number) => Promise<T>,
