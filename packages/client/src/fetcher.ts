@@ -4,16 +4,6 @@ import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
-/** One request of a call, sent as it is by each attempt. */
-export type ApiRequest = {
-  method: string;
-  url: string;
-  /** `Authorization: Bearer <token>`. */
-  authorization: string;
-  /** JSON text, sent as `application/json`. */
-  body?: string;
-};
-
 /** What one attempt answered. */
 export type FetchedAnswer = { status: number; headers: Headers; body: unknown };
 
@@ -24,22 +14,17 @@ export type AttemptOptions = {
 };
 
 /** Sends one attempt of a request, as `createFetcher` describes. */
-export type Fetcher = (request: ApiRequest, attempt: AttemptOptions) => Promise<FetchedAnswer>;
+export type Fetcher = (url: string, init: RequestInit, attempt: AttemptOptions) => Promise<FetchedAnswer>;
 
 /**
  * Attempts through the given `fetch`: each bounded by its `timeoutMs`, its body read as JSON with
  * exact integers; transport failures become PlantConnectionError / PlantTimeoutError, and the
- * caller's abort rejects with its reason.
+ * caller's abort rejects with its reason. `init` is the attempt's own: its signal is set here.
  */
 export const createFetcher = (fetchImpl: FetchLike): Fetcher => {
   const deadlines = createDeadlines();
 
-  return async ({ method, url, authorization, body }, { timeoutMs, signal }) => {
-    // A fresh init (and headers) per attempt: a custom fetch may change what it is given.
-    const init: RequestInit =
-      body === undefined
-        ? { method, headers: { authorization } }
-        : { method, headers: { authorization, 'content-type': 'application/json' }, body };
+  return async (url, init, { timeoutMs, signal }) => {
     let deadline: Deadline | undefined;
     let forwardAbort: (() => void) | undefined;
     let timedOut = false;
@@ -67,10 +52,10 @@ export const createFetcher = (fetchImpl: FetchLike): Fetcher => {
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (timedOut) {
-        throw new PlantTimeoutError(`${method} ${url} got no answer within ${timeoutMs} ms.`, { cause: error });
+        throw new PlantTimeoutError(`${init.method} ${url} got no answer within ${timeoutMs} ms.`, { cause: error });
       }
       const reason = error instanceof Error ? error.message : String(error);
-      throw new PlantConnectionError(`${method} ${url} failed: ${reason}`, { cause: error });
+      throw new PlantConnectionError(`${init.method} ${url} failed: ${reason}`, { cause: error });
     } finally {
       if (deadline) deadlines.remove(deadline);
       if (forwardAbort) signal?.removeEventListener('abort', forwardAbort);

@@ -16,6 +16,7 @@ export {
   UnsupportedMediaTypeError,
 } from './errors.ts';
 export type { FetchLike } from './fetcher.ts';
+export type { PlantCallOptions } from './plant-api.ts';
 export {
   createPlantClient,
   DEFAULT_MAX_RETRIES,
@@ -26,3 +27,4 @@ export {
   type RequestOptions,
   type RetryOptions,
 } from './plant-client.ts';
+export { createPlantRestClient, type PlantRestClient, type PlantRestClientOptions } from './rest-client.ts';

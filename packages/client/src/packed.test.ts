@@ -5,7 +5,16 @@
  * under this Node and under Node 20 when it is on the machine.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +34,7 @@ const consumerTs = `
 import {
   ConflictError,
   createPlantClient,
+  createPlantRestClient,
   NotFoundError,
   PlantApiError,
   type PlantClient,
@@ -49,6 +59,10 @@ const created = await plants.createPlant(newPlant);
 const replayed = await plants.createPlant(newPlant, { maxRetries: 0, signal: AbortSignal.timeout(5_000) });
 const conflict = await plants.createPlant({ id, name: 'Cactus' }).catch((error: unknown) => error);
 const read: PlantWithId = await plants.getPlant(id);
+const rest = createPlantRestClient({ baseUrl, token, maxRetries: 1 });
+const restRead = await rest.getPlant({ params: { id: String(id) }, timeoutMs: 5_000 });
+// @ts-expect-error path parameters are strings
+void (() => rest.getPlant({ params: { id } }));
 const listed: PlantWithId[] = [];
 for await (const plant of plants.listPlants({ tag: 'packed', pageSize: 1 })) listed.push(plant);
 await plants.deletePlant(id);
@@ -62,6 +76,7 @@ console.log(
     conflict: ConflictError.isInstance(conflict) && conflict.status,
     conflictRequestId: PlantApiError.isInstance(conflict) && typeof conflict.requestId,
     readIdExact: read.id === id,
+    restRead: restRead.status === 200 && restRead.body.id === id && restRead.status,
     listed: listed.map((plant) => String(plant.id)),
     gone: NotFoundError.isInstance(gone) && gone.status,
     route: contract.createPlant.path,
@@ -149,6 +164,58 @@ const typeErrors = async (cwd: string, project: string): Promise<string> => {
   );
 };
 
+type Manifest = { version: string; dependencies?: Record<string, string> };
+const readManifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
+
+/**
+ * The registry packages the packed ones need (and @types/node), as this workspace installed them:
+ * the directory each of its packages resolves the name to. The consumer links them instead of
+ * resolving them again: with no lockfile, pnpm would fetch their registry metadata (some 15 MB for
+ * zod and @types/node) on every machine whose cache lacks it, with a 60 s timeout per request.
+ */
+const installedRegistryPackages = (): Record<string, string> => {
+  const installed: Record<string, string> = {};
+  for (const dir of packages) {
+    for (const name of [...Object.keys(readManifest(dir).dependencies ?? {}), '@types/node']) {
+      if (!name.startsWith('@org/')) installed[name] ??= realpathSync(join(dir, 'node_modules', name));
+    }
+  }
+  return installed;
+};
+
+/**
+ * Packs the contract and the client as `pnpm publish` would and installs the tarballs into a new
+ * project at `consumer`, offline: the registry packages they depend on are linked from this
+ * workspace (the same versions, pinned by the catalog), so nothing waits for the network.
+ */
+const prepareConsumer = async (work: string, consumer: string): Promise<void> => {
+  const tarballs = join(work, 'tarballs');
+  await Promise.all(packages.map((dir) => run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir })));
+  const tarball = (name: string) => {
+    const file = readdirSync(tarballs).find((entry) => entry.startsWith(`org-plant-${name}-`));
+    if (!file) throw new Error(`no tarball for ${name} in ${tarballs}`);
+    return `file:${join(tarballs, file)}`;
+  };
+  const linked = Object.fromEntries(
+    Object.entries(installedRegistryPackages()).map(([name, dir]) => [name, `link:${dir}`]),
+  );
+  const manifest = {
+    name: 'plant-consumer',
+    private: true,
+    type: 'module',
+    dependencies: { '@org/plant-client': tarball('client'), '@org/plant-contract': tarball('contract') },
+    devDependencies: { '@types/node': linked['@types/node'] },
+    // The packed client asks for the contract by version, which no registry has yet.
+    pnpm: { overrides: { ...linked, '@org/plant-contract': tarball('contract') } },
+  };
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest, null, 2));
+  writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(consumerTsconfig, null, 2));
+  writeFileSync(join(consumer, 'consumer.ts'), consumerTs);
+  writeFileSync(join(consumer, 'tsconfig.browser.json'), JSON.stringify(browserTsconfig, null, 2));
+  writeFileSync(join(consumer, 'browser.ts'), browserTs);
+  await run('pnpm', ['install', '--offline', '--no-frozen-lockfile'], { cwd: consumer });
+};
+
 const nodeMajor = async (node: string): Promise<number | undefined> => {
   if (!existsSync(node)) return undefined;
   const { stdout } = await run(node, ['--version']);
@@ -168,37 +235,23 @@ describe('the packed packages, installed by a consumer', () => {
       }
     }
     work = mkdtempSync(join(tmpdir(), 'plant-client-packed-'));
-    const tarballs = join(work, 'tarballs');
     consumer = join(work, 'consumer');
     mkdirSync(consumer);
-    for (const dir of packages) await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir });
-    const tarball = (name: string) => {
-      const file = readdirSync(tarballs).find((entry) => entry.startsWith(`org-plant-${name}-`));
-      if (!file) throw new Error(`no tarball for ${name} in ${tarballs}`);
-      return `file:${join(tarballs, file)}`;
-    };
-    const typesNode = (
-      JSON.parse(readFileSync(require.resolve('@types/node/package.json'), 'utf8')) as { version: string }
-    ).version;
-    const manifest = {
-      name: 'plant-consumer',
-      private: true,
-      type: 'module',
-      dependencies: { '@org/plant-client': tarball('client'), '@org/plant-contract': tarball('contract') },
-      devDependencies: { '@types/node': typesNode },
-      // The packed client asks for the contract by version, which no registry has yet.
-      pnpm: { overrides: { '@org/plant-contract': tarball('contract') } },
-    };
-    writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest, null, 2));
-    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(consumerTsconfig, null, 2));
-    writeFileSync(join(consumer, 'consumer.ts'), consumerTs);
-    writeFileSync(join(consumer, 'tsconfig.browser.json'), JSON.stringify(browserTsconfig, null, 2));
-    writeFileSync(join(consumer, 'browser.ts'), browserTs);
-    await run('pnpm', ['install', '--prefer-offline', '--no-frozen-lockfile'], { cwd: consumer });
-    // Compiled here rather than in a test, so that the tests that run it can also run alone.
-    nodeTypeErrors = await typeErrors(consumer, 'tsconfig.json');
-    api = await startApi(join(work, 'data'));
-  }, 60_000);
+    // The API starts while the consumer is prepared: neither waits for the other.
+    const apiStarted = startApi(join(work, 'data')).then((started) => {
+      api = started;
+    });
+    const consumerReady = prepareConsumer(work, consumer).then(async () => {
+      // Compiled here rather than in a test, so that the tests that run it can also run alone.
+      nodeTypeErrors = await typeErrors(consumer, 'tsconfig.json');
+    });
+    // Both settle before a failure is reported, so that afterAll stops an API that did start.
+    const failed = (await Promise.allSettled([consumerReady, apiStarted])).find(
+      (result) => result.status === 'rejected',
+    );
+    if (failed) throw failed.reason;
+    // Cold on a busy machine (CI runs the API's tests beside this) it takes several times its 4 s.
+  }, 180_000);
 
   afterAll(async () => {
     if (api && api.process.exitCode === null) {
@@ -217,6 +270,21 @@ describe('the packed packages, installed by a consumer', () => {
     expect(shipped.filter((file) => file.includes('.test'))).toStrictEqual([]);
     const exports = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: unknown }).exports;
     expect(exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' } });
+  });
+
+  it('asks for its dependencies by version, as a registry would resolve them', () => {
+    for (const name of ['client', 'contract']) {
+      const installed = realpathSync(join(consumer, 'node_modules/@org', `plant-${name}`));
+      const { version, dependencies = {} } = readManifest(installed);
+      expect(version).toBe(readManifest(join(repoRoot, 'packages', name)).version);
+      for (const [dependency, range] of Object.entries(dependencies)) {
+        // pnpm pack rewrites workspace: and catalog: ranges; a leftover one would fail every install.
+        expect(range, `${name} → ${dependency}`).toMatch(/^[\^~]?\d+\.\d+\.\d+$/);
+        // Its dependencies sit beside it in the consumer's virtual store (node_modules/.pnpm/…).
+        const resolved = readManifest(join(installed, '../..', dependency));
+        if (!dependency.startsWith('@org/')) expect(resolved.version).toBe(range.replace(/^[\^~]/, ''));
+      }
+    }
   });
 
   it('type-checks a strict TypeScript consumer on Node against them', () => {
@@ -241,6 +309,7 @@ describe('the packed packages, installed by a consumer', () => {
       conflict: 409,
       conflictRequestId: 'string',
       readIdExact: true,
+      restRead: 200,
       listed: [id],
       gone: 404,
       route: '/plants',

@@ -1,51 +1,18 @@
-import {
-  ApiError,
-  contract,
-  type NewPlant,
-  type Plant,
-  type PlantContract,
-  type PlantWithId,
-  stringifyExactJson,
-} from '@org/plant-contract';
-import { type ClientInferRequest, convertQueryParamsToUrlString, insertParamsIntoPath } from '@ts-rest/core';
+import { ApiError, contract, type NewPlant, type Plant, type PlantWithId } from '@org/plant-contract';
 import { apiErrorFor, type PlantApiError, PlantClientError } from './errors.ts';
-import { type ApiRequest, createFetcher, type FetchedAnswer, type FetchLike } from './fetcher.ts';
+import type { FetchedAnswer } from './fetcher.ts';
 import { nextPageQuery } from './next-page.ts';
-import { DEFAULT_MAX_RETRIES, type Outcome, withRetries } from './retry.ts';
+import type { PlantClientOptions, RequestOptions } from './options.ts';
+import { afterUncertainAttempt } from './plant-api.ts';
+import { initPlantRestClient } from './rest-client.ts';
 
-export const DEFAULT_TIMEOUT_MS = 10_000;
-export { DEFAULT_MAX_RETRIES };
-
-/** Settings a client gives every request, and a single request may override. */
-export type RetryOptions = {
-  /**
-   * Milliseconds each attempt may wait for its answer before it fails with PlantTimeoutError (and is
-   * retried, while retries remain); default 10 000, `Infinity` for none.
-   */
-  timeoutMs?: number;
-  /**
-   * How many times a request is sent again after a connection error, a timeout, 408, 429 or 5xx;
-   * default 2, `0` to fail at once.
-   */
-  maxRetries?: number;
-};
-
-export type PlantClientOptions = RetryOptions & {
-  /** Where the API is reached, e.g. `https://plants.example.com` (no trailing slash needed). */
-  baseUrl: string;
-  /** The bearer token sent as `Authorization: Bearer <token>`. */
-  token: string;
-  /** A `fetch` to use instead of the global one (for proxies, tests, instrumentation). */
-  fetch?: FetchLike;
-};
-
-export type RequestOptions = RetryOptions & {
-  /**
-   * Cancels the request, including any wait before a retry; the promise then rejects with the
-   * signal's reason, and nothing is retried.
-   */
-  signal?: AbortSignal;
-};
+export {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  type PlantClientOptions,
+  type RequestOptions,
+  type RetryOptions,
+} from './options.ts';
 
 export type ListPlantsOptions = RequestOptions & {
   /** Plants per request (1 to 1000; the server's default is 100). Iteration goes on across pages. */
@@ -78,18 +45,6 @@ export type PlantClient = {
   listPlants(options?: ListPlantsOptions): AsyncIterableIterator<PlantWithId>;
 };
 
-const checkTimeout = (timeoutMs: number): number => {
-  if (!(timeoutMs > 0)) throw new RangeError('timeoutMs must be a positive number of milliseconds or Infinity.');
-  return timeoutMs;
-};
-
-const checkMaxRetries = (maxRetries: number): number => {
-  if (!(Number.isSafeInteger(maxRetries) && maxRetries >= 0)) {
-    throw new RangeError('maxRetries must be a whole number, 0 or more.');
-  }
-  return maxRetries;
-};
-
 const toApiError = (response: FetchedAnswer): PlantApiError => {
   const parsed = ApiError.safeParse(response.body);
   const message = parsed.success
@@ -109,10 +64,10 @@ const unsafeIdError = (id: number | bigint): PlantClientError | undefined =>
       new PlantClientError(`id ${id} is not a safe integer: pass ids beyond ±(2^53 − 1) as bigint.`)
     : undefined;
 
-const idParam = (id: number | bigint): { id: string } => {
+const idText = (id: number | bigint): string => {
   const unsafe = unsafeIdError(id);
   if (unsafe) throw unsafe;
-  return { id: String(id) };
+  return String(id);
 };
 
 const parseOrThrow = <T>(
@@ -125,86 +80,61 @@ const parseOrThrow = <T>(
   return parsed.data;
 };
 
-/*
- * Method, path, statuses and 200 bodies come from the contract's routes; the lines that read them
- * fail to compile when the contract changes under them.
+const NO_FETCH_OPTIONS = {};
+
+/** The caller's signal where ts-rest carries it to the api: in `fetchOptions`. */
+const fetchOptionsWith = (signal: AbortSignal | undefined) => (signal ? { signal } : NO_FETCH_OPTIONS);
+
+// The 200 bodies' schemas, from the contract's routes.
+const Created = contract.createPlant.responses[200];
+const Read = contract.getPlant.responses[200];
+const Page = contract.listPlants.responses[200];
+
+/**
+ * A typed client for the Plant Store API, generated from @org/plant-contract: each method is one
+ * call of ts-rest's client for the contract (`createPlantRestClient`), its answer turned into the
+ * contract's 200 body or a PlantApiError.
  */
-const { createPlant: createRoute, getPlant: getRoute, deletePlant: deleteRoute, listPlants: listRoute } = contract;
-const Created = createRoute.responses[200];
-const Read = getRoute.responses[200];
-const Page = listRoute.responses[200];
-type CreateBody = ClientInferRequest<PlantContract['createPlant']>['body'];
-const DELETED: keyof PlantContract['deletePlant']['responses'] = 204;
-const NOT_FOUND: keyof PlantContract['deletePlant']['responses'] = 404;
-
-/** A typed client for the Plant Store API, generated from @org/plant-contract. */
 export const createPlantClient = (options: PlantClientOptions): PlantClient => {
-  const defaults = {
-    timeoutMs: checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-    maxRetries: checkMaxRetries(options.maxRetries ?? DEFAULT_MAX_RETRIES),
-  };
-  const fetchOnce = createFetcher(options.fetch ?? ((input, init) => globalThis.fetch(input, init)));
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
-  const authorization = `Bearer ${options.token}`;
-  const createUrl = baseUrl + createRoute.path;
-
-  /** Sends one call with the client's settings overridden by the call's, retrying as they allow. */
-  const send = (
-    request: ApiRequest,
-    { signal, timeoutMs = defaults.timeoutMs, maxRetries = defaults.maxRetries }: RequestOptions,
-  ): Promise<Outcome<FetchedAnswer>> => {
-    const attempt = { timeoutMs: checkTimeout(timeoutMs), signal };
-    return withRetries(() => fetchOnce(request, attempt), {
-      maxRetries: checkMaxRetries(maxRetries),
-      signal,
-    });
-  };
+  // Unknown statuses (a proxy's 502) resolve here too, to become the error for their status.
+  const rest = initPlantRestClient(options, { throwOnUnknownStatus: false });
 
   return {
-    async createPlant(newPlant, requestOptions = {}) {
+    async createPlant(newPlant, { signal, timeoutMs, maxRetries } = {}) {
       const unsafe = unsafeIdError(newPlant.id);
       if (unsafe) throw unsafe;
-      // The route's body as the contract has it: a change that NewPlant does not follow fails here.
-      const sent = newPlant satisfies CreateBody;
-      // JSON.stringify cannot write a bigint; the exact writer costs more, so only bigints take it.
-      const body = typeof sent.id === 'bigint' ? stringifyExactJson(sent) : JSON.stringify(sent);
       // Safe to retry: creation is idempotent by id, so a replay of a stored plant answers 200 again.
-      const { answer } = await send(
-        { method: createRoute.method, url: createUrl, authorization, body },
-        requestOptions,
-      );
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.createPlant({ body: newPlant, fetchOptions, timeoutMs, maxRetries });
       if (answer.status !== 200) throw toApiError(answer);
       return parseOrThrow(Created, answer.body, 'a Plant');
     },
 
-    async getPlant(id, requestOptions = {}) {
-      const url = baseUrl + insertParamsIntoPath({ path: getRoute.path, params: idParam(id) });
-      const { answer } = await send({ method: getRoute.method, url, authorization }, requestOptions);
+    async getPlant(id, { signal, timeoutMs, maxRetries } = {}) {
+      const params = { id: idText(id) };
+      const answer = await rest.getPlant({ params, fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
       if (answer.status !== 200) throw toApiError(answer);
       return parseOrThrow(Read, answer.body, 'a plant');
     },
 
-    async deletePlant(id, requestOptions = {}) {
-      const url = baseUrl + insertParamsIntoPath({ path: deleteRoute.path, params: idParam(id) });
-      const { answer, afterUncertainAttempt } = await send(
-        { method: deleteRoute.method, url, authorization },
-        requestOptions,
-      );
-      if (answer.status === DELETED) return;
+    async deletePlant(id, { signal, timeoutMs, maxRetries } = {}) {
+      const params = { id: idText(id) };
+      const answer = await rest.deletePlant({ params, fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
+      if (answer.status === 204) return;
       // An earlier attempt that got no answer (or a 5xx) may well have deleted the plant, so a 404
       // now is the retry finding it gone, which is what the caller asked for.
-      if (answer.status === NOT_FOUND && afterUncertainAttempt) return;
+      if (answer.status === 404 && afterUncertainAttempt(answer)) return;
       throw toApiError(answer);
     },
 
-    async *listPlants({ pageSize, tag, after, ...requestOptions } = {}) {
+    async *listPlants({ pageSize, tag, after, signal, timeoutMs, maxRetries } = {}) {
       let query: Record<string, string> | undefined = {};
       if (pageSize !== undefined) query.limit = String(pageSize);
       if (tag !== undefined) query.tag = tag;
-      if (after !== undefined) query.after = idParam(after).id;
+      if (after !== undefined) query.after = idText(after);
+      const fetchOptions = fetchOptionsWith(signal);
       while (query) {
-        const url = baseUrl + listRoute.path + convertQueryParamsToUrlString(query);
-        const { answer } = await send({ method: listRoute.method, url, authorization }, requestOptions);
+        const answer = await rest.listPlants({ query, fetchOptions, timeoutMs, maxRetries });
         if (answer.status !== 200) throw toApiError(answer);
         yield* parseOrThrow(Page, answer.body, 'a list of plants');
         query = nextPageQuery(answer.headers.get('link'));

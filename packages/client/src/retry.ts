@@ -1,6 +1,5 @@
 import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
 
-export const DEFAULT_MAX_RETRIES = 2;
 /** First backoff ceiling; it doubles with each retry up to MAX_BACKOFF_MS. */
 export const INITIAL_BACKOFF_MS = 500;
 export const MAX_BACKOFF_MS = 8_000;
@@ -65,19 +64,20 @@ export type Outcome<T extends Answer> = {
 };
 
 /**
- * Runs `attempt` until it gives an answer that is not worth retrying, or `maxRetries` retries are
- * spent. Connection errors and timeouts are retried too; the last one is thrown. Nothing is retried
- * once the caller's signal has aborted: its reason is thrown instead.
+ * Runs `attempt` (given how many retries came before it) until it gives an answer that is not worth
+ * retrying, or `maxRetries` retries are spent. Connection errors and timeouts are retried too; the
+ * last one is thrown. Nothing is retried once the caller's signal has aborted: its reason is thrown
+ * instead.
  */
 export const withRetries = async <T extends Answer>(
-  attempt: () => Promise<T>,
+  attempt: (retry: number) => Promise<T>,
   { maxRetries, signal }: RetrySettings,
 ): Promise<Outcome<T>> => {
   let afterUncertainAttempt = false;
   for (let retry = 0; ; retry++) {
     let answer: T;
     try {
-      answer = await attempt();
+      answer = await attempt(retry);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (!isRetryableError(error) || retry >= maxRetries) throw error;
