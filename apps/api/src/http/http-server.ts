@@ -79,7 +79,8 @@ export const shutdownGracefully = async (
 ): Promise<ShutdownOutcome> => {
   drain?.start();
   if (drainMs > 0 && !hurry?.aborted) await sleep(drainMs, undefined, hurry && { signal: hurry }).catch(() => {});
-  const release = await drain?.holdRequests(HOLD_QUIET_MS, HOLD_MAX_MS);
+  // Without a drain window (0) the listener closes at once, as it did before drains.
+  const release = drainMs > 0 ? await drain?.holdRequests(HOLD_QUIET_MS, HOLD_MAX_MS) : undefined;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   release?.();
   // Only connections that finished a request and wait for the next: a connection accepted whose
