@@ -21,7 +21,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 type Manifest = {
   name: string;
@@ -124,7 +124,7 @@ try {
     .filter((entry) => entry.isFile())
     .reduce((sum, entry) => sum + lstatSync(join(entry.parentPath, entry.name)).size, 0);
   console.log(
-    `Bundled ${API} into ${target} (${(bytes / 2 ** 20).toFixed(1)} MiB, ${Object.keys(manifest.dependencies ?? {}).length} direct dependencies). Run it with: cd ${basename(target)} && npm start`,
+    `Bundled ${API} into ${target} (${(bytes / 2 ** 20).toFixed(1)} MiB, ${Object.keys(manifest.dependencies ?? {}).length} direct dependencies). Run it with: cd ${target} && npm start`,
   );
 } finally {
   rmSync(staging, { recursive: true, force: true });
