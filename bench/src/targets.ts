@@ -89,6 +89,9 @@ const apiEnv = (dataDir: string): NodeJS.ProcessEnv => ({
   // The per-token rate limit (default 1000/s) would answer this single-token load with 429s. Set
   // far above any rate reached here, the limiter still runs on every request, so its cost counts.
   PLANT_RATE_LIMIT_PER_TOKEN: '1000000000',
+  // The bench stops a server only once its load is over: a drain window would only add its wait
+  // to every stop (cold starts are measured many times over).
+  PLANT_SHUTDOWN_DRAIN_MS: '0',
 });
 
 const countSqlitePlants = (dataDir: string): number | undefined => {

@@ -29,7 +29,10 @@ export type AppOptions = {
   bodyLimit?: number;
   /** Prometheus metrics served at /metrics; by default a fresh registry without process metrics. */
   metrics?: Metrics;
-  /** True while shutting down: /readyz fails and connections close after their response. */
+  /**
+   * True while shutting down: /readyz fails. Closing keep-alive connections is the server's part
+   * (`drainConnections`), whatever app it serves.
+   */
   isDraining?: () => boolean;
 };
 
@@ -70,11 +73,6 @@ export const createApp = ({
 
   app.use(metrics.observeRequests);
   app.use(securityHeaders());
-  app.use((_req, res, next) => {
-    // A keep-alive client would otherwise keep its connection, and the drain would never end.
-    if (isDraining()) res.setHeader('Connection', 'close');
-    next();
-  });
   // Before the request log: probes every few seconds from every load balancer would drown it.
   app.use(opsRoutes({ store, metrics, isDraining, logger }));
   app.use(requestLogger(logger));

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       authFailuresPerMinute: 60,
       requireScopes: false,
       server: {
+        shutdownDrainMs: 3_000,
         shutdownGraceMs: 10_000,
         headersTimeoutMs: 10_000,
         requestTimeoutMs: 30_000,
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
         PLANT_DB_CONNECT_TIMEOUT_MS: '1500',
         PLANT_DB_STATEMENT_TIMEOUT_MS: '750',
         PLANT_DB_MIGRATE: 'false',
+        PLANT_SHUTDOWN_DRAIN_MS: '0',
         PLANT_SHUTDOWN_GRACE_MS: '0',
         PLANT_HTTP_HEADERS_TIMEOUT_MS: '2000',
         PLANT_HTTP_REQUEST_TIMEOUT_MS: '4000',
@@ -51,7 +53,13 @@ describe('loadConfig', () => {
         statementTimeoutMs: 750,
         migrate: false,
       },
-      server: { shutdownGraceMs: 0, headersTimeoutMs: 2_000, requestTimeoutMs: 4_000, keepAliveTimeoutMs: 65_000 },
+      server: {
+        shutdownDrainMs: 0,
+        shutdownGraceMs: 0,
+        headersTimeoutMs: 2_000,
+        requestTimeoutMs: 4_000,
+        keepAliveTimeoutMs: 65_000,
+      },
     });
     expect(loadConfig({}).database).toBeUndefined();
   });
@@ -151,6 +159,7 @@ describe('loadConfig', () => {
     ],
     [{ PLANT_DB_STATEMENT_TIMEOUT_MS: '-1' }, /^Invalid configuration: PLANT_DB_STATEMENT_TIMEOUT_MS must be a whole/],
     [{ PLANT_SHUTDOWN_GRACE_MS: '1.5' }, /^Invalid configuration: PLANT_SHUTDOWN_GRACE_MS must be a whole number/],
+    [{ PLANT_SHUTDOWN_DRAIN_MS: '-1' }, /^Invalid configuration: PLANT_SHUTDOWN_DRAIN_MS must be a whole number/],
     [{ PLANT_DB_MIGRATE: 'no' }, 'Invalid configuration: PLANT_DB_MIGRATE must be true or false.'],
     [{ PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: 'x' }, /^Invalid configuration: PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS /],
     [

@@ -106,6 +106,7 @@ const Env = z.object({
   PLANT_DB_MIGRATE: optional(
     z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default('true'),
   ),
+  PLANT_SHUTDOWN_DRAIN_MS: milliseconds(SERVER_DEFAULTS.shutdownDrainMs, 0),
   PLANT_SHUTDOWN_GRACE_MS: milliseconds(SERVER_DEFAULTS.shutdownGraceMs, 0),
   PLANT_HTTP_HEADERS_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.headersTimeoutMs),
   PLANT_HTTP_REQUEST_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.requestTimeoutMs),
@@ -187,6 +188,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
     authFailuresPerMinute: vars.PLANT_AUTH_FAILURES_PER_MINUTE,
     requireScopes: vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true',
     server: {
+      shutdownDrainMs: vars.PLANT_SHUTDOWN_DRAIN_MS,
       shutdownGraceMs: vars.PLANT_SHUTDOWN_GRACE_MS,
       headersTimeoutMs: vars.PLANT_HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.PLANT_HTTP_REQUEST_TIMEOUT_MS,

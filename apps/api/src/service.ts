@@ -5,6 +5,7 @@ import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
 import type { Config } from './config.ts';
 import { answerClientErrors } from './http/client-errors.ts';
+import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import type { PlantStore } from './store/plant-store.ts';
@@ -63,6 +64,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   });
 
   const server = createHttpServer(app, config.server);
+  const connections = drainConnections(server);
   server.listen(config.port, config.host);
   answerClientErrors(server);
   server.on('error', (error: NodeJS.ErrnoException) => {
@@ -96,12 +98,18 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     }
   });
 
+  // A second signal during the drain window (Ctrl-C twice) stops listening at once.
+  const hurry = new AbortController();
   const shutdown = async (signal: NodeJS.Signals) => {
-    if (draining) return;
+    if (draining) return hurry.abort();
     draining = true;
-    logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
+    const { shutdownDrainMs: drainMs, shutdownGraceMs: graceMs } = config.server;
+    logger.info({ signal, drainMs, graceMs }, 'shutting down');
     const outcome = await shutdownGracefully(server, {
-      graceMs: config.server.shutdownGraceMs,
+      drain: connections,
+      drainMs,
+      hurry: hurry.signal,
+      graceMs,
       close: () => store.close(),
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');

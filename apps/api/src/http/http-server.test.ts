@@ -8,6 +8,7 @@ import type { PlantStore } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { NoAnswerError, postPlant } from '../testing/http-request.ts';
 import { answerClientErrors } from './client-errors.ts';
+import { drainConnections } from './drain.ts';
 import { createHttpServer, SERVER_DEFAULTS, type ServerConfig, shutdownGracefully } from './http-server.ts';
 
 const TOKEN = 'server-test-token-0123456789abcdef';
@@ -106,6 +107,32 @@ describe('server timeouts against slow clients', () => {
 });
 
 describe('shutdownGracefully', () => {
+  it('drains first: keeps serving, every answer (in-flight ones too) closing its connection, then stops listening', async () => {
+    const held = heldStore();
+    const { url } = await start(held.store);
+    // The app is not told about the drain: the server alone closes the connections.
+    const drain = drainConnections(server as Server);
+    const inFlight = postPlant(url, TOKEN, { id: 1n, name: 'In flight' }, { agent: false });
+    await until(() => held.waiting.length === 1);
+    const shutdown = shutdownGracefully(server as Server, {
+      drain,
+      drainMs: 400,
+      graceMs: 5_000,
+      close: async () => {},
+    });
+    const during = postPlant(url, TOKEN, { id: 2n, name: 'During the drain' }, { agent: false });
+    await until(() => held.waiting.length === 2);
+    held.release();
+    for (const answer of await Promise.all([inFlight, during])) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.connection).toBe('close');
+    }
+    expect(await shutdown).toBe('drained');
+    await expect(postPlant(url, TOKEN, { id: 3n, name: 'Late' }, { agent: false })).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    });
+  });
+
   it('stops accepting, lets in-flight requests finish, then closes the store', async () => {
     const held = heldStore();
     const { url } = await start(held.store);

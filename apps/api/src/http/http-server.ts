@@ -1,12 +1,19 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Express } from 'express';
+import type { ConnectionDrain } from './drain.ts';
 
 // An ESM import of node:http makes Node load its bundled fetch (undici) as well: ~40 ms of every
 // cold start, measured. getBuiltinModule hands over the same module without that.
 const http = process.getBuiltinModule('node:http');
 
 export type ServerConfig = {
-  /** How long in-flight requests may take to finish after SIGTERM/SIGINT before the process exits anyway. */
+  /**
+   * How long the service keeps serving after SIGTERM/SIGINT, readiness failed and every answer
+   * closing its connection, before it stops listening.
+   */
+  shutdownDrainMs: number;
+  /** How long in-flight requests may take to finish once the listener is closed before the process exits anyway. */
   shutdownGraceMs: number;
   /** Longest a client may take to send the request headers. */
   headersTimeoutMs: number;
@@ -17,6 +24,7 @@ export type ServerConfig = {
 };
 
 export const SERVER_DEFAULTS: ServerConfig = {
+  shutdownDrainMs: 3_000,
   shutdownGraceMs: 10_000,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
@@ -63,18 +71,37 @@ export const createHttpServer = (
   return server;
 };
 
+// Loopback or a local network: a client that got its answer reconnects well within this.
+const HOLD_QUIET_MS = 50;
+const HOLD_MAX_MS = 500;
+
 export type ShutdownOutcome = 'drained' | 'grace period elapsed';
 
 /**
- * Stops accepting connections, lets in-flight requests finish (idle keep-alive connections are
- * closed now, busy ones after their response), then runs `close`. After `graceMs` the remaining
- * connections are cut so that the process can exit in bounded time.
+ * Drains the server, then stops it: for `drainMs` it keeps serving, every answer closing its
+ * connection (see drain.ts), so that keep-alive clients leave after their next answer instead of
+ * having a request reset; then it stops accepting connections, closes the idle ones, lets
+ * in-flight requests finish, and runs `close`. `hurry` ends the drain window early. After `graceMs`
+ * more the remaining connections are cut so that the process can exit in bounded time.
  */
 export const shutdownGracefully = async (
   server: Server,
-  { graceMs, close }: { graceMs: number; close: () => Promise<void> },
+  {
+    drain,
+    drainMs = 0,
+    hurry,
+    graceMs,
+    close,
+  }: { drain?: ConnectionDrain; drainMs?: number; hurry?: AbortSignal; graceMs: number; close: () => Promise<void> },
 ): Promise<ShutdownOutcome> => {
+  drain?.start();
+  if (drainMs > 0 && !hurry?.aborted) await sleep(drainMs, undefined, hurry && { signal: hurry }).catch(() => {});
+  // Without a drain window (0) the listener closes at once, as it did before drains.
+  const release = drainMs > 0 ? await drain?.holdRequests(HOLD_QUIET_MS, HOLD_MAX_MS) : undefined;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  release?.();
+  // Only connections that finished a request and wait for the next: a connection accepted whose
+  // request has not been read yet is not idle, and answers that request before it closes.
   server.closeIdleConnections();
   let timer: NodeJS.Timeout | undefined;
   const elapsed = new Promise<ShutdownOutcome>((resolve) => {

@@ -82,19 +82,17 @@ describe('GET /readyz', () => {
     expect(Date.now() - started).toBeLessThan(READINESS_TIMEOUT_MS + 1_000);
   });
 
-  it('answers 503 while draining, and closes every connection after its response', async () => {
+  it('answers 503 while draining, and keeps serving the API meanwhile', async () => {
     let draining = false;
     const url = await start(fakeStore(), { draining: () => draining });
-    expect((await httpRequest(`${url}/readyz`)).headers.connection).toBe('keep-alive');
+    expect((await httpRequest(`${url}/readyz`)).status).toBe(200);
     draining = true;
     const answer = await httpRequest(`${url}/readyz`);
     expect([answer.status, answer.json()]).toStrictEqual([
       503,
       { error: 503, message: 'The service is shutting down.' },
     ]);
-    expect(answer.headers.connection).toBe('close');
-    const created = await postPlant(url, TOKEN, { id: 1n, name: 'Monstera' });
-    expect([created.status, created.headers.connection]).toStrictEqual([200, 'close']);
+    expect((await postPlant(url, TOKEN, { id: 1n, name: 'Monstera' })).status).toBe(200);
   });
 });
 

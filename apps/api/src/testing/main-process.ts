@@ -58,7 +58,8 @@ export const runMain = (env: Record<string, string>): MainProcess => {
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) baseEnv[name] = process.env[name];
   const child = spawn(process.execPath, [MAIN], {
     cwd: tmpdir(),
-    env: { ...baseEnv, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    // No drain window unless a test asks for one: the others would only wait for it at every stop.
+    env: { ...baseEnv, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PLANT_SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -1,0 +1,152 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpRequest, postPlant } from './testing/http-request.ts';
+import { type Exit, logLines } from './testing/main-process.ts';
+import type { TestDatabase } from './testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from './testing/postgres-test-database.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const TOKEN = 'bundle-test-token-0123456789abcdef';
+
+const manifest = (path: string) =>
+  JSON.parse(readFileSync(path, 'utf8')) as {
+    dependencies?: Record<string, string>;
+    devDependencies?: Record<string, string>;
+    scripts?: Record<string, string>;
+  };
+
+// Outside the repository, so that Node cannot find any of its node_modules from there.
+const scratch = mkdtempSync(join(tmpdir(), 'plant-bundle-test-'));
+const bundle = join(scratch, 'plant-api');
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'bundle.ts'), bundle], {
+    cwd: ROOT,
+    env: { ...process.env, INIT_CWD: ROOT },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** `node dist/<entry>` in the bundle, with only the given environment and plain node. */
+const runBundled = (entry: string, env: Record<string, string>) => {
+  const child = spawn(process.execPath, [join('dist', entry)], {
+    cwd: bundle,
+    env: { HOME: scratch, HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const listening = async (): Promise<string> => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const url = logLines(stdout).find((line) => line.msg === 'plant store listening')?.url;
+      if (url !== undefined) return url;
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`Not listening: ${stdout}\n${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { child, exited, listening, output: () => ({ stdout, stderr }) };
+};
+
+const createAndRead = async (url: string) => {
+  const created = await postPlant(url, TOKEN, { id: 2n ** 62n, name: 'Shipped', tag: 'bundle' }, { agent: false });
+  expect(created.status, created.text).toBe(200);
+  const read = await httpRequest(`${url}/plants/${2n ** 62n}`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    agent: false,
+  });
+  expect(read.status).toBe(200);
+  expect(read.text).toBe(`{"id":${2n ** 62n},"name":"Shipped","tag":"bundle"}`);
+};
+
+describe('pnpm bundle', () => {
+  it('holds the built service and its production dependencies, and nothing else', () => {
+    const entries = readdirSync(bundle, { recursive: true, withFileTypes: true });
+    const paths = entries.map((entry) => relative(bundle, join(entry.parentPath, entry.name)));
+    expect(readdirSync(bundle).sort()).toStrictEqual(['dist', 'node_modules', 'package.json']);
+    expect(entries.filter((entry) => entry.isSymbolicLink())).toStrictEqual([]);
+    for (const entry of ['main.js', 'migrate.js', 'sqlite-worker.js']) expect(paths).toContain(join('dist', entry));
+    // None of our sources: the service runs from dist, the contract bundled in.
+    expect(paths.filter((path) => !path.startsWith('node_modules') && !path.startsWith('dist'))).toStrictEqual([
+      'package.json',
+    ]);
+    expect(paths.filter((path) => path.startsWith('dist') && !/\.js(\.map)?$/.test(path))).toStrictEqual(['dist']);
+
+    const api = manifest(join(ROOT, 'apps', 'api', 'package.json'));
+    const devOnly = [
+      ...Object.keys(api.devDependencies ?? {}),
+      ...Object.keys(manifest(join(ROOT, 'package.json')).devDependencies ?? {}),
+    ].filter((name) => !(name in (api.dependencies ?? {})));
+    expect(devOnly).toEqual(expect.arrayContaining(['vitest', 'typescript', 'esbuild', '@types/node']));
+    for (const name of devOnly) expect(existsSync(join(bundle, 'node_modules', name)), name).toBe(false);
+    expect(existsSync(join(bundle, 'node_modules', '@types'))).toBe(false);
+    expect(existsSync(join(bundle, 'node_modules', '@org'))).toBe(false);
+
+    const shipped = manifest(join(bundle, 'package.json'));
+    expect(shipped.devDependencies).toBeUndefined();
+    // Every npm dependency of the service, at the version installed beside it; no workspace links.
+    expect(Object.keys(shipped.dependencies ?? {}).sort()).toStrictEqual(
+      Object.entries(api.dependencies ?? {})
+        .filter(([, spec]) => !spec.startsWith('workspace:'))
+        .map(([name]) => name)
+        .sort(),
+    );
+    for (const [name, version] of Object.entries(shipped.dependencies ?? {})) {
+      expect(version).toMatch(/^\d+\.\d+\.\d+/);
+      expect(manifest(join(bundle, 'node_modules', name, 'package.json'))).toMatchObject({ version });
+    }
+    expect(shipped.scripts?.start).toMatch(/^node .*dist\/main\.js$/);
+  });
+
+  it('serves the API on the embedded store with plain node, and stops on SIGTERM with exit 0', async () => {
+    const dataDir = join(scratch, 'data');
+    const service = runBundled('main.js', {
+      PLANT_API_TOKENS: TOKEN,
+      PLANT_DATA_DIR: dataDir,
+      PLANT_SHUTDOWN_DRAIN_MS: '100',
+    });
+    await createAndRead(await service.listening());
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toStrictEqual({ code: 0, signal: null });
+    expect(existsSync(join(dataDir, 'plants.sqlite'))).toBe(true);
+  }, 30_000);
+});
+
+describeWithPostgres('pnpm bundle on PostgreSQL', () => {
+  it('migrates with dist/migrate.js, then serves the API with DATABASE_URL', async () => {
+    const database: TestDatabase = await freshDatabase('plant_bundle');
+    cleanups.push(() => database.drop());
+    const migrate = runBundled('migrate.js', { DATABASE_URL: database.url });
+    expect(await migrate.exited, migrate.output().stderr).toStrictEqual({ code: 0, signal: null });
+    expect(migrate.output().stdout).toMatch(/^Applied migrations? .*the schema is at version/);
+
+    const service = runBundled('main.js', {
+      DATABASE_URL: database.url,
+      PLANT_DB_MIGRATE: 'false',
+      PLANT_API_TOKENS: TOKEN,
+      PLANT_SHUTDOWN_DRAIN_MS: '100',
+    });
+    await createAndRead(await service.listening());
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toStrictEqual({ code: 0, signal: null });
+  }, 30_000);
+});
