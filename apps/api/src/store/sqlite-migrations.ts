@@ -7,4 +7,34 @@ export const sqliteMigrations: readonly string[] = [
    ) STRICT`,
   // Listing by tag walks this index in id order.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',
+  // Webhooks: receivers, and the outbox of announcements written in the plant's own transaction.
+  // Times are Unix milliseconds. A delivery keeps its plant's name and tag: it announces the
+  // plant as created, even if the plant is deleted before the receiver gets it.
+  `CREATE TABLE webhook_endpoints (
+     id          TEXT PRIMARY KEY,
+     url         TEXT NOT NULL,
+     description TEXT,
+     secret      TEXT NOT NULL,
+     enabled     INTEGER NOT NULL DEFAULT 1,
+     created_at  INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE webhook_deliveries (
+     seq             INTEGER PRIMARY KEY,
+     id              TEXT NOT NULL UNIQUE,
+     endpoint_id     TEXT NOT NULL,
+     plant_id        INTEGER NOT NULL,
+     name            TEXT NOT NULL,
+     tag             TEXT,
+     status          TEXT NOT NULL DEFAULT 'pending',
+     attempts        INTEGER NOT NULL DEFAULT 0,
+     last_status     INTEGER,
+     last_error      TEXT,
+     next_attempt_at INTEGER,
+     delivered_at    INTEGER,
+     lease_until     INTEGER,
+     lease_token     TEXT,
+     created_at      INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+   CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq)`,
 ];
