@@ -14,6 +14,7 @@ import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
+import { createWebhooksRouter } from './webhooks/webhooks-router.ts';
 
 export type AppOptions = {
   store: PlantStore;
@@ -32,6 +33,8 @@ export type AppOptions = {
   metrics?: Metrics;
   /** True while shutting down: /readyz fails and connections close after their response. */
   isDraining?: () => boolean;
+  /** PLANT_WEBHOOKS_ALLOW_PRIVATE: webhook URLs may be plain http and reach private addresses. */
+  allowPrivateWebhooks?: boolean;
 };
 
 /**
@@ -48,12 +51,17 @@ export const createApp = ({
   bodyLimit,
   metrics = createMetrics({ processMetrics: false }),
   isDraining = () => false,
+  allowPrivateWebhooks = false,
 }: AppOptions): RequestListener => {
   const ops = opsRoutes({ store, metrics, isDraining, logger });
   const docs = docsRoutes();
   const logRequest = requestLogger(logger);
   const answerError = errorHandler(logger);
-  const plants = contractRoutes(contract, createPlantsRouter(metrics.instrumentStore(store)), {
+  const handlers = {
+    ...createPlantsRouter(metrics.instrumentStore(store)),
+    ...createWebhooksRouter(store.webhooks, { allowPrivate: allowPrivateWebhooks }),
+  };
+  const plants = contractRoutes(contract, handlers, {
     authorize: bearerAuth({
       authenticate,
       requireScopes,

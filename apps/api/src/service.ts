@@ -9,6 +9,7 @@ import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
+import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
 
 const fail = (message: string): never => {
   console.error(message);
@@ -60,7 +61,9 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     logger,
     metrics,
     isDraining: () => draining,
+    allowPrivateWebhooks: config.webhooks.allowPrivate,
   });
+  const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics });
 
   const server = createHttpServer(app, config.server);
   server.listen(config.port, config.host);
@@ -102,7 +105,8 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     logger.info({ signal, graceMs: config.server.shutdownGraceMs }, 'shutting down');
     const outcome = await shutdownGracefully(server, {
       graceMs: config.server.shutdownGraceMs,
-      close: () => store.close(),
+      // Attempts in flight are recorded before the store closes.
+      close: () => webhooks.stop().then(() => store.close()),
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
     logger.info('stopped');

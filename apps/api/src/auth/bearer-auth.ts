@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { ParsedUrlQuery } from 'node:querystring';
 import { HttpError } from '../http/http-error.ts';
+import '../http/request-fields.ts';
 import { type Authenticator, AuthUnavailableError, type Principal } from './authenticator.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 
@@ -62,14 +63,24 @@ const bearerToken = (req: IncomingMessage, query: ParsedUrlQuery): string => {
   return token;
 };
 
+export const WEBHOOKS_WRITE_SCOPE = 'webhooks:write';
+export const WEBHOOKS_READ_SCOPE = 'webhooks:read';
+
+/** The scopes of the route's resource: `/webhooks…` routes have their own, every other route is about plants. */
+const scopesOf = (route: string | undefined) =>
+  route?.startsWith('/webhooks')
+    ? { read: WEBHOOKS_READ_SCOPE, write: WEBHOOKS_WRITE_SCOPE }
+    : { read: READ_SCOPE, write: WRITE_SCOPE };
+
 const checkScope = (req: IncomingMessage, principal: Principal): void => {
   if (principal.scopes === undefined) return;
+  const scopes = scopesOf(req.route);
   const writing = req.method !== 'GET' && req.method !== 'HEAD';
   const granted = writing
-    ? principal.scopes.has(WRITE_SCOPE)
-    : principal.scopes.has(READ_SCOPE) || principal.scopes.has(WRITE_SCOPE);
+    ? principal.scopes.has(scopes.write)
+    : principal.scopes.has(scopes.read) || principal.scopes.has(scopes.write);
   if (granted) return;
-  const scope = writing ? WRITE_SCOPE : READ_SCOPE;
+  const scope = writing ? scopes.write : scopes.read;
   const description = `The access token lacks the ${scope} scope.`;
   throw new HttpError(403, description, challenge({ code: 'insufficient_scope', description, scope }));
 };

@@ -1,13 +1,16 @@
 import { contract, type NewPlant } from '@org/plant-contract';
 import { expectTypeOf } from 'vitest';
 import { type ContractImplementation, implementContract, implementRoute } from '../http/contract-routes.ts';
+import type { createWebhooksRouter } from '../webhooks/webhooks-router.ts';
 import type { createPlantsRouter } from './plants-router.ts';
 
 /** What contractRoutes accepts as the implementation of the contract. */
 type Implementation = ContractImplementation<typeof contract>;
 
 // The service's router implements the contract; a contract change its handler does not follow fails here.
-expectTypeOf<ReturnType<typeof createPlantsRouter>>().toExtend<Implementation>();
+expectTypeOf<
+  ReturnType<typeof createPlantsRouter> & ReturnType<typeof createWebhooksRouter>
+>().toExtend<Implementation>();
 expectTypeOf<{
   createPlant: () => Promise<{ status: 200; body: { id: 1 } }>;
 }>().not.toExtend<Implementation>();
