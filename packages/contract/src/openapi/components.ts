@@ -92,7 +92,7 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
     label: 'webhook delivery',
     examples: [
       {
-        id: 'msg_2b7e1516a8f04cc79c3e0d5a6f1b2c3d',
+        id: 'msg_2b7e1516a8f04cc7_1042',
         plantId: 9007199254740993n,
         status: 'pending',
         attempts: 1,
