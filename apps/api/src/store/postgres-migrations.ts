@@ -16,8 +16,12 @@ export const postgresMigrations: readonly string[] = [
   // Webhooks: receivers, and the outbox of announcements written by the plant's own statement.
   // A delivery keeps its plant's name and tag: it announces the plant as created, even if the
   // plant is deleted before the receiver gets it. lease_until/lease_token: the replica working
-  // on a delivery, until when (see PostgresWebhookStore.claimDue).
-  `CREATE TABLE webhook_endpoints (
+  // on a delivery, until when (see PostgresWebhookStore.claimDue). Its webhook-id is
+  // msg_<instance>_<seq>: the instance, drawn once per database, keeps ids unique across databases,
+  // and the sequence keeps every index of a create's announcement an append.
+  `CREATE TABLE webhook_settings (instance text NOT NULL);
+   INSERT INTO webhook_settings (instance) VALUES (substr(md5(random()::text || clock_timestamp()::text), 1, 16));
+   CREATE TABLE webhook_endpoints (
      id          text PRIMARY KEY,
      url         text NOT NULL,
      description text,
@@ -27,7 +31,6 @@ export const postgresMigrations: readonly string[] = [
    );
    CREATE TABLE webhook_deliveries (
      seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-     id              text NOT NULL UNIQUE,
      endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
      plant_id        bigint NOT NULL,
      name            text NOT NULL,

@@ -101,8 +101,8 @@ const sql = {
              ON CONFLICT (id) DO NOTHING
              RETURNING id, name, tag
            ), announced AS (
-             INSERT INTO webhook_deliveries (id, endpoint_id, plant_id, name, tag, next_attempt_at)
-             SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, i.id, i.name, i.tag, now()
+             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at)
+             SELECT e.id, i.id, i.name, i.tag, now()
              FROM inserted i CROSS JOIN webhook_endpoints e WHERE e.enabled
            )
            SELECT true AS created, id, name, tag FROM inserted
@@ -118,8 +118,8 @@ const sql = {
                  ON CONFLICT (id) DO NOTHING
                  RETURNING id, name, tag
                ), announced AS (
-                 INSERT INTO webhook_deliveries (id, endpoint_id, plant_id, name, tag, next_attempt_at)
-                 SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, i.id, i.name, i.tag, now()
+                 INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at)
+                 SELECT e.id, i.id, i.name, i.tag, now()
                  FROM inserted i CROSS JOIN webhook_endpoints e WHERE e.enabled
                )
                SELECT true AS created, id, name, tag FROM inserted

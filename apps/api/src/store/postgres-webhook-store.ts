@@ -27,6 +27,7 @@ type DeliveryRow = {
 };
 type ClaimedRow = {
   id: string;
+  seq: bigint;
   endpoint_id: string;
   url: string;
   secret: string;
@@ -68,9 +69,10 @@ const sql = {
   getEndpoint: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
   // Its deliveries go with it (ON DELETE CASCADE).
   deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = $1',
-  listDeliveries: `SELECT id, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at,
-                          delivered_at, created_at
-                   FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY seq DESC LIMIT $2`,
+  listDeliveries: `SELECT 'msg_' || s.instance || '_' || d.seq AS id, d.endpoint_id, d.plant_id, d.status, d.attempts,
+                          d.last_status, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
+                   FROM webhook_deliveries d CROSS JOIN webhook_settings s
+                   WHERE d.endpoint_id = $1 ORDER BY d.seq DESC LIMIT $2`,
   // SKIP LOCKED: replicas claiming at once each take different rows instead of queueing behind one
   // another. A row another replica claimed and committed is no longer due (its lease runs), and
   // READ COMMITTED re-checks that condition on the newest version of a row it locks. A replica that
@@ -85,10 +87,11 @@ const sql = {
                UPDATE webhook_deliveries d
                SET lease_until = now() + $2::float8 * interval '1 millisecond', lease_token = $3
                FROM due WHERE d.seq = due.seq
-               RETURNING d.id, d.endpoint_id, d.plant_id, d.name, d.tag, d.attempts, d.created_at
+               RETURNING d.seq, d.endpoint_id, d.plant_id, d.name, d.tag, d.attempts, d.created_at
              )
-             SELECT c.id, c.endpoint_id, e.url, e.secret, c.plant_id, c.name, c.tag, c.attempts, c.created_at
-             FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
+             SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret, c.plant_id, c.name,
+                    c.tag, c.attempts, c.created_at
+             FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
   // Only while the lease holds. On 410 Gone the same statement disables the endpoint and fails its
   // other pending deliveries.
   recordAttempt: `WITH recorded AS (
@@ -98,7 +101,7 @@ const sql = {
                       next_attempt_at = CASE WHEN $3::text = 'retry' THEN now() + $6::float8 * interval '1 millisecond' END,
                       delivered_at = CASE WHEN $3::text = 'delivered' THEN now() END,
                       lease_until = NULL, lease_token = NULL
-                    WHERE id = $1 AND lease_token = $2 AND status = 'pending'
+                    WHERE seq = $1 AND lease_token = $2 AND status = 'pending'
                     RETURNING endpoint_id
                   ), disabled AS (
                     UPDATE webhook_endpoints SET enabled = false
@@ -107,7 +110,7 @@ const sql = {
                   ), failed AS (
                     UPDATE webhook_deliveries SET status = 'failed', last_error = '${DISABLED_MESSAGE}',
                       next_attempt_at = NULL, lease_until = NULL, lease_token = NULL
-                    WHERE endpoint_id IN (SELECT id FROM disabled) AND status = 'pending' AND id <> $1
+                    WHERE endpoint_id IN (SELECT id FROM disabled) AND status = 'pending' AND seq <> $1
                   )
                   SELECT count(*) AS held FROM recorded`,
   backlog: "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
@@ -164,6 +167,7 @@ export class PostgresWebhookStore implements WebhookStore {
       const { rows } = await this.#pool.query<ClaimedRow>(sql.claimDue, [limit, leaseMs, token]);
       return rows.map((row) => ({
         id: row.id,
+        seq: row.seq,
         endpointId: row.endpoint_id,
         url: row.url,
         secret: row.secret,
@@ -179,7 +183,7 @@ export class PostgresWebhookStore implements WebhookStore {
   recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
     return this.#run(async () => {
       const { rows } = await this.#pool.query<{ held: bigint }>(sql.recordAttempt, [
-        claim.id,
+        claim.seq.toString(),
         claim.leaseToken,
         result.outcome,
         'status' in result && result.status !== undefined ? result.status : null,

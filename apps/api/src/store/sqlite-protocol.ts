@@ -28,7 +28,7 @@ export const Op = {
   listDeliveries: 10,
   /** now (ms), limit, lease until (ms), lease token → claimed delivery rows. */
   claimDue: 11,
-  /** id, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms), endpoint id → whether the lease held. */
+  /** seq, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms), endpoint id → whether the lease held. */
   recordAttempt: 12,
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: 13,
@@ -67,6 +67,7 @@ export type EndpointRow = {
 
 export type DeliveryRow = {
   id: string;
+  seq: bigint;
   endpoint_id: string;
   plant_id: bigint;
   status: string;
@@ -80,6 +81,7 @@ export type DeliveryRow = {
 
 export type ClaimedRow = {
   id: string;
+  seq: bigint;
   endpoint_id: string;
   url: string;
   secret: string;

@@ -101,6 +101,7 @@ const toDelivery = (row: DeliveryRow): StoredDelivery => ({
 
 const toClaimed = (row: ClaimedRow, leaseToken: string): ClaimedDelivery => ({
   id: row.id,
+  seq: row.seq,
   endpointId: row.endpoint_id,
   url: row.url,
   secret: row.secret,
@@ -190,7 +191,7 @@ export class SqlitePlantStore implements PlantStore {
         decodeBoolean,
         undefined,
         Op.recordAttempt,
-        claim.id,
+        claim.seq,
         claim.leaseToken,
         result.outcome,
         'status' in result && result.status !== undefined ? result.status : null,

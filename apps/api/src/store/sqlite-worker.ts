@@ -85,12 +85,17 @@ const webhookStatements = (db: DatabaseSync) => {
   };
   const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
   const endpointColumns = 'id, url, description, enabled, created_at';
+  const { instance } = db.prepare('SELECT instance FROM webhook_settings').get() as { instance: string };
+  const prefix = `msg_${instance}_`;
+  /** Rows with their webhook-id, which is the instance and the sequence number. */
+  const withIds = <R extends { seq: bigint }>(rows: R[]): (R & { id: string })[] =>
+    rows.map((row) => ({ ...row, id: `${prefix}${row.seq}` }));
   return {
+    withIds,
     anyEnabled: () => enabled.get() !== undefined,
     announce: prepare(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
-       SELECT 'msg_' || lower(hex(randomblob(16))), id, :plant, :name, :tag, :now, :now
-       FROM webhook_endpoints WHERE enabled = 1`,
+      `INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
+       SELECT id, :plant, :name, :tag, :now, :now FROM webhook_endpoints WHERE enabled = 1`,
     ),
     createEndpoint: prepare(
       'INSERT INTO webhook_endpoints (id, url, description, secret, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -100,7 +105,7 @@ const webhookStatements = (db: DatabaseSync) => {
     deleteEndpoint: prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
     deleteDeliveries: prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?'),
     listDeliveries: prepare(
-      `SELECT id, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
+      `SELECT seq, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
        FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`,
       true,
     ),
@@ -115,7 +120,7 @@ const webhookStatements = (db: DatabaseSync) => {
       true,
     ),
     claimed: prepare(
-      `SELECT d.id, d.endpoint_id, e.url, e.secret, d.plant_id, d.name, d.tag, d.attempts, d.created_at
+      `SELECT d.seq, d.endpoint_id, e.url, e.secret, d.plant_id, d.name, d.tag, d.attempts, d.created_at
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = ?`,
       true,
     ),
@@ -124,7 +129,7 @@ const webhookStatements = (db: DatabaseSync) => {
          status = CASE :outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
          attempts = attempts + 1, last_status = :status, last_error = :error, next_attempt_at = :next,
          delivered_at = CASE :outcome WHEN 'delivered' THEN :now END, lease_until = NULL, lease_token = NULL
-       WHERE id = :id AND lease_token = :token AND status = 'pending'`,
+       WHERE seq = :seq AND lease_token = :token AND status = 'pending'`,
     ),
     disableEndpoint: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
     failPending: prepare(
@@ -225,7 +230,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       case Op.listDeliveries: {
         const id = ops[at + 1] as string;
         if (webhooks.getEndpoint.get(id) === undefined) return null;
-        return webhooks.listDeliveries.all(id, ops[at + 2] as number);
+        return webhooks.withIds(webhooks.listDeliveries.all(id, ops[at + 2] as number) as { seq: bigint }[]);
       }
       case Op.claimDue: {
         beginWrite();
@@ -235,14 +240,15 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
           until: ops[at + 3] as number,
           token: ops[at + 4] as string,
         }) as { seq: bigint }[];
-        return claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
+        const rows = claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
+        return webhooks.withIds(rows as { seq: bigint }[]);
       }
       case Op.recordAttempt: {
         beginWrite();
         const outcome = ops[at + 3] as string;
         const held =
           webhooks.record.run({
-            id: ops[at + 1] as string,
+            seq: ops[at + 1] as bigint,
             token: ops[at + 2] as string,
             outcome,
             status: ops[at + 4] as number | null,

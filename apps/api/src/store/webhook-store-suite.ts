@@ -68,7 +68,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
         expect(deliveries.map((delivery) => delivery.plantId)).toStrictEqual([2n, big]);
         for (const delivery of deliveries) {
           expect(delivery).toMatchObject({ endpointId: endpoint.id, status: 'pending', attempts: 0 });
-          expect(delivery.id).toMatch(/^msg_[0-9a-f]{32}$/);
+          expect(delivery.id).toMatch(/^msg_[0-9a-f]{16}_\d+$/);
         }
       }
       expect((await store().webhooks.backlog()).pending).toBe(4);

@@ -39,6 +39,8 @@ export type StoredDelivery = {
 /** A delivery leased to one worker until `leaseMs` after the claim; what an attempt needs. */
 export type ClaimedDelivery = {
   id: string;
+  /** The delivery's key in the outbox. */
+  seq: bigint;
   endpointId: string;
   url: string;
   secret: string;
