@@ -4,13 +4,15 @@ import type { AddressInfo } from 'node:net';
 export type ReceivedWebhook = { headers: IncomingHttpHeaders; body: string; receivedAt: number };
 
 /** How the receiver answers: a status (and headers), or 'hang' to never answer. */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+export type Answer = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export type WebhookReceiver = {
   /** `http://127.0.0.1:<port>/hook` */
   url: string;
   port: number;
   received: ReceivedWebhook[];
+  /** The most requests that were open at once. */
+  mostAtOnce(): number;
   /** How the next requests are answered; 200 by default. */
   answer: (next: Answer | ((request: ReceivedWebhook, index: number) => Answer)) => void;
   /** Resolves once `count` requests have arrived (rejects after `timeoutMs`). */
@@ -28,9 +30,15 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
   const waiters: Array<() => void> = [];
   let server: Server | undefined;
   let port = 0;
+  let open = 0;
+  let most = 0;
 
   const listen = async () => {
     const created = createServer((req, res) => {
+      most = Math.max(most, ++open);
+      res.once('close', () => {
+        open -= 1;
+      });
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
@@ -42,7 +50,9 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
           hanging.push(res);
           return;
         }
-        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end('ok');
+        const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end('ok');
+        if (answer.delayMs === undefined) send();
+        else setTimeout(send, answer.delayMs);
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -57,6 +67,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
     url: `http://127.0.0.1:${port}/hook`,
     port,
     received,
+    mostAtOnce: () => most,
     answer: (next) => {
       decide = typeof next === 'function' ? next : () => next;
     },

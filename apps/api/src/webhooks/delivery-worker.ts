@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
@@ -18,6 +19,12 @@ export type WebhookDeliveryOptions = {
   pollIntervalMs?: number;
   /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
   concurrency?: number;
+  /**
+   * The share of the machine's CPU time (0 to 1, over all its cores) this process may use before
+   * requests come first: above it the worker keeps one attempt in flight and claims at most once
+   * per SATURATED_PAUSE_MS, and it catches up once the load eases. Default 0.5; 1 never yields.
+   */
+  yieldAboveCpuShare?: number;
   /** How long stop() lets attempts in flight finish before cutting them off (they are retried later). Default 5000. */
   stopGraceMs?: number;
   /** Jitter source, for tests. */
@@ -30,6 +37,34 @@ export type WebhookDelivery = { stop(): Promise<void> };
 const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 /** How far the lease outlasts the attempt's timeout: time to record the outcome. */
 const LEASE_MARGIN_MS = 30_000;
+/** While the event loop is saturated: the pause between claims (of one delivery each). */
+const SATURATED_PAUSE_MS = 50;
+/** The window over which the process's CPU time is measured. */
+const UTILIZATION_WINDOW_MS = 250;
+
+/**
+ * Whether this process used more than `share` of the machine's CPU time over the last window: its
+ * requests, its database thread and its deliveries together. Event-loop utilisation alone misses
+ * it: a create spends much of its time waiting for the database thread's commit.
+ */
+const saturation = (share: number): (() => boolean) => {
+  const cores = availableParallelism();
+  let cpu = process.cpuUsage();
+  let startedAt = performance.now();
+  let saturated = false;
+  return () => {
+    const elapsed = performance.now() - startedAt;
+    if (elapsed >= UTILIZATION_WINDOW_MS) {
+      const used = process.cpuUsage(cpu);
+      const fraction = (used.user + used.system) / 1000 / elapsed / cores;
+      saturated = fraction > share;
+      cpu = process.cpuUsage();
+      startedAt = performance.now();
+    }
+    return saturated;
+  };
+};
+
 /** The wait after the store failed to answer a claim. */
 const STORE_FAILURE_BACKOFF_MS = 5_000;
 
@@ -77,6 +112,7 @@ export const startWebhookDelivery = ({
   pollIntervalMs = 1_000,
   concurrency = 16,
   stopGraceMs = 5_000,
+  yieldAboveCpuShare = 0.5,
   random = Math.random,
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
@@ -84,19 +120,24 @@ export const startWebhookDelivery = ({
   const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
   const inFlight = new Set<Promise<void>>();
+  const isSaturated = saturation(yieldAboveCpuShare);
   let stopping = false;
+  /** Ends the current pause early: on stop, and (unless saturated) when an attempt frees its slot. */
   let wake: (() => void) | undefined;
+  let slotFreed: (() => void) | undefined;
 
-  const pause = (ms: number) =>
+  const pause = (ms: number, { onFreedSlot }: { onFreedSlot: boolean }) =>
     new Promise<void>((resolve) => {
       // An idle worker does not keep the process alive; the server does.
       const timer = setTimeout(done, ms).unref();
       function done() {
         clearTimeout(timer);
         wake = undefined;
+        slotFreed = undefined;
         resolve();
       }
       wake = done;
+      if (onFreedSlot) slotFreed = done;
     });
 
   const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
@@ -138,9 +179,10 @@ export const startWebhookDelivery = ({
 
   const run = async (): Promise<void> => {
     while (!stopping) {
-      const room = concurrency - inFlight.size;
-      if (room === 0) {
-        await Promise.race(inFlight);
+      const saturated = isSaturated();
+      const room = (saturated ? 1 : concurrency) - inFlight.size;
+      if (room <= 0) {
+        await (saturated ? pause(SATURATED_PAUSE_MS, { onFreedSlot: false }) : Promise.race(inFlight));
         continue;
       }
       let claimed: ClaimedDelivery[];
@@ -149,7 +191,7 @@ export const startWebhookDelivery = ({
       } catch (error) {
         if (stopping) break;
         log.warn({ err: error }, 'could not claim webhook deliveries; trying again shortly');
-        await pause(STORE_FAILURE_BACKOFF_MS);
+        await pause(STORE_FAILURE_BACKOFF_MS, { onFreedSlot: false });
         continue;
       }
       for (const delivery of claimed) {
@@ -160,11 +202,14 @@ export const startWebhookDelivery = ({
         void running.finally(() => {
           inFlight.delete(running);
           // A freed slot may take the next due delivery at once.
-          wake?.();
+          slotFreed?.();
         });
       }
+      if (stopping) break;
+      // Requests come first: while they saturate the loop, claim once per pause.
+      if (saturated) await pause(SATURATED_PAUSE_MS, { onFreedSlot: false });
       // A full claim suggests more are due; otherwise wait, unless an attempt finishes first.
-      if (claimed.length < room && !stopping) await pause(pollIntervalMs);
+      else if (claimed.length < room) await pause(pollIntervalMs, { onFreedSlot: true });
     }
   };
 
