@@ -33,6 +33,7 @@ export {
   ListWebhookDeliveriesQuery,
   NewWebhookEndpoint,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_HEADERS,
   WEBHOOK_URL_MAX_LENGTH,
   WebhookDelivery,

@@ -4,6 +4,8 @@ import { Int64 } from './int64.ts';
 /** Longest accepted webhook URL and description. */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
+/** Most endpoints registered at once: each is a row written with every plant created. */
+export const WEBHOOK_ENDPOINTS_MAX = 100;
 
 /** Page size of GET /webhooks/{id}/deliveries when `limit` is not given, and the largest accepted. */
 export const DELIVERIES_LIMIT_DEFAULT = 50;

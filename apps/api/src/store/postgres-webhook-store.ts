@@ -63,8 +63,9 @@ const DISABLED_MESSAGE = 'The endpoint answered 410 Gone and was disabled.';
 const ENDPOINT_COLUMNS = 'id, url, description, enabled, created_at';
 
 const sql = {
-  createEndpoint:
-    'INSERT INTO webhook_endpoints (id, url, description, secret, created_at) VALUES ($1, $2, $3, $4, $5)',
+  // The count races with a concurrent registration: the cap may be passed by as many as register at once.
+  createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, created_at)
+                   SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM webhook_endpoints) < $6`,
   listEndpoints: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`,
   getEndpoint: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
   // Its deliveries go with it (ON DELETE CASCADE).
@@ -128,10 +129,12 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#run = run;
   }
 
-  createEndpoint(endpoint: NewStoredEndpoint): Promise<StoredEndpoint> {
+  createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<StoredEndpoint | undefined> {
     return this.#run(async () => {
       const { id, url, description, secret, createdAt } = endpoint;
-      await this.#pool.query(sql.createEndpoint, [id, url, description ?? null, secret, createdAt]);
+      const values = [id, url, description ?? null, secret, createdAt, max];
+      const { rowCount } = await this.#pool.query(sql.createEndpoint, values);
+      if (rowCount !== 1) return undefined;
       return { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
     });
   }

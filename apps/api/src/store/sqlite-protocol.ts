@@ -16,7 +16,7 @@ export const Op = {
   health: 4,
   /** → true, once the database is closed; always the last op the store sends. */
   close: 5,
-  /** id, url, description | null, secret, createdAt (ms) → true. */
+  /** id, url, description | null, secret, createdAt (ms), most endpoints → whether it was registered. */
   createEndpoint: 6,
   /** → endpoint rows, oldest first. */
   listEndpoints: 7,
@@ -37,7 +37,7 @@ export const Op = {
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 5, 0, 1, 1, 2, 4, 8, 0];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is

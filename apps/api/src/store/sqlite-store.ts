@@ -140,10 +140,10 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Endpoints and the outbox, in the same database and batches as the plants. */
   readonly webhooks: WebhookStore = {
-    createEndpoint: async (endpoint) => {
+    createEndpoint: async (endpoint, max) => {
       const { id, url, description, secret, createdAt } = endpoint;
-      await this.#submit(
-        decodeNothing,
+      const created = await this.#submit(
+        decodeBoolean,
         undefined,
         Op.createEndpoint,
         id,
@@ -151,8 +151,11 @@ export class SqlitePlantStore implements PlantStore {
         description ?? null,
         secret,
         createdAt.getTime(),
+        max,
       );
-      return { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
+      return created
+        ? { id, url, ...(description !== undefined && { description }), enabled: true, createdAt }
+        : undefined;
     },
     listEndpoints: () =>
       this.#submit((_: undefined, rows) => (rows as EndpointRow[]).map(toEndpoint), undefined, Op.listEndpoints),

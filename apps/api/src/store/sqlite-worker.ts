@@ -98,7 +98,8 @@ const webhookStatements = (db: DatabaseSync) => {
        SELECT id, :plant, :name, :tag, :now, :now FROM webhook_endpoints WHERE enabled = 1`,
     ),
     createEndpoint: prepare(
-      'INSERT INTO webhook_endpoints (id, url, description, secret, created_at) VALUES (?, ?, ?, ?, ?)',
+      `INSERT INTO webhook_endpoints (id, url, description, secret, created_at)
+       SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?`,
     ),
     listEndpoints: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints ORDER BY created_at, id`),
     getEndpoint: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ?`),
@@ -208,14 +209,16 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       case Op.createEndpoint:
         beginWrite();
         endpointsChanged = true;
-        webhooks.createEndpoint.run(
-          ops[at + 1] as string,
-          ops[at + 2] as string,
-          ops[at + 3] as string | null,
-          ops[at + 4] as string,
-          ops[at + 5] as number,
+        return (
+          webhooks.createEndpoint.run(
+            ops[at + 1] as string,
+            ops[at + 2] as string,
+            ops[at + 3] as string | null,
+            ops[at + 4] as string,
+            ops[at + 5] as number,
+            ops[at + 6] as number,
+          ).changes === 1
         );
-        return true;
       case Op.listEndpoints:
         return webhooks.listEndpoints.all();
       case Op.getEndpoint:

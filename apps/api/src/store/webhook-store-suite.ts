@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlantStore } from './plant-store.ts';
-import type { ClaimedDelivery, NewStoredEndpoint } from './webhook-store.ts';
+import type { ClaimedDelivery, NewStoredEndpoint, StoredEndpoint } from './webhook-store.ts';
 
 let endpointCount = 0;
 const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpoint => {
@@ -19,18 +19,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The webhook behaviour every backend must show; part of describePlantStore. */
 export const describeWebhookStore = (store: () => PlantStore): void => {
+  const register = async (endpoint = newEndpoint()): Promise<StoredEndpoint> => {
+    const created = await store().webhooks.createEndpoint(endpoint, 100);
+    if (created === undefined) throw new Error('The endpoint was not registered.');
+    return created;
+  };
+
   describe('webhook endpoints', () => {
     it('registers endpoints, lists them oldest first without secrets, reads and deletes them', async () => {
       const first = newEndpoint({ description: 'Inventory' });
       const second = newEndpoint();
-      expect(await store().webhooks.createEndpoint(first)).toStrictEqual({
+      expect(await store().webhooks.createEndpoint(first, 100)).toStrictEqual({
         id: first.id,
         url: first.url,
         description: 'Inventory',
         enabled: true,
         createdAt: first.createdAt,
       });
-      await store().webhooks.createEndpoint(second);
+      await store().webhooks.createEndpoint(second, 100);
       const listed = await store().webhooks.listEndpoints();
       expect(listed.map((endpoint) => endpoint.id)).toStrictEqual([first.id, second.id]);
       expect(listed[1]).toStrictEqual({ id: second.id, url: second.url, enabled: true, createdAt: second.createdAt });
@@ -46,6 +52,15 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
   });
 
+  it('registers no more than the most endpoints allowed', async () => {
+    for (let index = 0; index < 3; index++)
+      expect(await store().webhooks.createEndpoint(newEndpoint(), 3)).toBeDefined();
+    const extra = newEndpoint();
+    expect(await store().webhooks.createEndpoint(extra, 3)).toBeUndefined();
+    expect(await store().webhooks.getEndpoint(extra.id)).toBeUndefined();
+    expect(await store().webhooks.listEndpoints()).toHaveLength(3);
+  });
+
   describe('the outbox', () => {
     it('announces nothing while no endpoint is registered', async () => {
       await store().create({ id: 1n, name: 'Unheard' });
@@ -54,8 +69,8 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
 
     it('announces each created plant to each enabled endpoint once, exactly; replays and conflicts announce nothing', async () => {
-      const a = await store().webhooks.createEndpoint(newEndpoint());
-      const b = await store().webhooks.createEndpoint(newEndpoint());
+      const a = await register();
+      const b = await register();
       const big = 9223372036854775807n;
       expect((await store().create({ id: big, name: 'Max', tag: 'edge' })).outcome).toBe('created');
       expect((await store().create({ id: 2n, name: 'Fern' })).outcome).toBe('created');
@@ -86,7 +101,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
 
     it('leases what it claims: nobody else gets it until the lease runs out, and a lost lease cannot record', async () => {
-      const endpoint = await store().webhooks.createEndpoint(newEndpoint());
+      const endpoint = await register();
       await store().create({ id: 3n, name: 'Aloe' });
       const [first] = await store().webhooks.claimDue({ limit: 10, leaseMs: 200 });
       expect(first?.plant).toStrictEqual({ id: 3n, name: 'Aloe' });
@@ -108,7 +123,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
 
     it('schedules a retry, which is claimable once due, and fails for good when told', async () => {
-      const endpoint = await store().webhooks.createEndpoint(newEndpoint());
+      const endpoint = await register();
       await store().create({ id: 4n, name: 'Ivy' });
       const [claim] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
       const before = Date.now();
@@ -146,8 +161,8 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
 
     it('on 410 Gone disables the endpoint, fails its pending deliveries and announces nothing more to it', async () => {
-      const gone = await store().webhooks.createEndpoint(newEndpoint());
-      const other = await store().webhooks.createEndpoint(newEndpoint());
+      const gone = await register();
+      const other = await register();
       await store().create({ id: 5n, name: 'One' });
       await store().create({ id: 6n, name: 'Two' });
       const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
@@ -172,7 +187,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
 
     it('drops the deliveries of a deleted endpoint and lists with a limit, newest first', async () => {
-      const endpoint = await store().webhooks.createEndpoint(newEndpoint());
+      const endpoint = await register();
       for (const id of [10n, 11n, 12n]) await store().create({ id, name: `Plant ${id}` });
       expect(
         (await store().webhooks.listDeliveries(endpoint.id, 2))?.map((delivery) => delivery.plantId),
@@ -183,7 +198,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
 
     it('announces every one of many plants created at once', async () => {
-      const endpoint = await store().webhooks.createEndpoint(newEndpoint());
+      const endpoint = await register();
       const ids = Array.from({ length: 100 }, (_, index) => BigInt(1000 + index));
       await Promise.all(ids.map((id) => store().create({ id, name: `Plant ${id}` })));
       // The same ids again, at once: all replays, no announcement.

@@ -71,7 +71,8 @@ export type ClaimOptions = {
 export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
 
 export interface WebhookStore {
-  createEndpoint(endpoint: NewStoredEndpoint): Promise<StoredEndpoint>;
+  /** Registers the endpoint unless `max` endpoints exist already (then resolves undefined). */
+  createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<StoredEndpoint | undefined>;
   /** Endpoints oldest first. */
   listEndpoints(): Promise<StoredEndpoint[]>;
   getEndpoint(id: string): Promise<StoredEndpoint | undefined>;

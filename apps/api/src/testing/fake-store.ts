@@ -3,7 +3,7 @@ import type { WebhookStore } from '../store/webhook-store.ts';
 
 /** No endpoints, nothing to deliver. */
 const noWebhooks: WebhookStore = {
-  createEndpoint: async (endpoint) => ({ ...endpoint, enabled: true }),
+  createEndpoint: async ({ id, url, createdAt }) => ({ id, url, createdAt, enabled: true }),
   listEndpoints: async () => [],
   getEndpoint: async () => undefined,
   deleteEndpoint: async () => false,

@@ -164,6 +164,18 @@ describe('webhook management over HTTP', () => {
     await expectError(await api(base, '/webhooks', { method: 'PUT' }), 405);
   });
 
+  it('registers at most 100 endpoints, then answers 409', async () => {
+    const { base } = await startService();
+    for (let index = 0; index < 100; index += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, offset) => register(base, `http://127.0.0.1:9/${index + offset}`)),
+      );
+    }
+    const refused = await api(base, '/webhooks', { method: 'POST', body: '{"url":"http://127.0.0.1:9/extra"}' });
+    await expectError(refused, 409, /At most 100 webhook endpoints/);
+    expect(await (await api(base, '/webhooks')).json()).toHaveLength(100);
+  });
+
   it('refuses private, loopback and plain-http targets without PLANT_WEBHOOKS_ALLOW_PRIVATE', async () => {
     const { base } = await startService({ allowPrivate: false });
     const post = (url: string) => api(base, '/webhooks', { method: 'POST', body: JSON.stringify({ url }) });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { contract, DELIVERIES_LIMIT_DEFAULT } from '@org/plant-contract';
+import { contract, DELIVERIES_LIMIT_DEFAULT, WEBHOOK_ENDPOINTS_MAX } from '@org/plant-contract';
 import { implementRoute } from '../http/contract-routes.ts';
 import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
 import { newSecret } from './signature.ts';
@@ -42,14 +42,20 @@ export const createWebhooksRouter = (store: WebhookStore, policy: WebhooksRouter
     if (refusal !== undefined)
       return { status: 400, body: { error: 400, message: `Invalid request body: ${refusal}` } };
     const secret = newSecret();
-    const endpoint = await store.createEndpoint({
-      id: newEndpointId(),
-      url: body.url,
-      ...(body.description !== undefined && { description: body.description }),
-      secret,
-      // Whole milliseconds: what both stores keep.
-      createdAt: new Date(Date.now()),
-    });
+    const endpoint = await store.createEndpoint(
+      {
+        id: newEndpointId(),
+        url: body.url,
+        ...(body.description !== undefined && { description: body.description }),
+        secret,
+        createdAt: new Date(),
+      },
+      WEBHOOK_ENDPOINTS_MAX,
+    );
+    if (endpoint === undefined) {
+      const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
+      return { status: 409, body: { error: 409, message } };
+    }
     return { status: 201, body: { ...toEndpoint(endpoint), secret } };
   }),
 
