@@ -219,17 +219,17 @@ export const startWebhookDelivery = ({
     async stop() {
       stopping = true;
       wake?.();
-      await running;
       // Attempts in flight may finish and be recorded before the store closes; a slow receiver is
       // cut off after the grace, its attempt recorded as failed and retried later.
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise((resolve) => {
         timer = setTimeout(resolve, stopGraceMs);
       });
-      await Promise.race([Promise.allSettled([...inFlight]), grace]);
+      await Promise.race([Promise.allSettled([running, ...inFlight]), grace]);
       clearTimeout(timer);
       agents.http.destroy();
       agents.https.destroy();
+      await running;
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -338,6 +338,19 @@ describe('webhook delivery over HTTP', () => {
     expect(list[0]).toMatchObject({ status: 'pending', lastError: 'No 2xx answer within 300 ms.' });
   });
 
+  it('stops within its grace while a receiver hangs, cutting the attempt off', async () => {
+    const { base, stop } = await startService({ timeoutMs: 10_000 });
+    const hook = await receiver();
+    await register(base, hook.url);
+    hook.answer('hang');
+    expect((await postPlant(base, TEST_TOKEN, { id: 1n, name: 'Cut' })).status).toBe(200);
+    await hook.waitFor(1);
+    const started = performance.now();
+    await stop();
+    // The grace is 500 ms here; the attempt was cut, not awaited for its 10 s timeout.
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
   it('refuses at connect time a name that resolves to a private address (DNS rebinding), and private IP literals', async () => {
     const hook = await receiver();
     const options = {
