@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
@@ -20,11 +20,11 @@ export type WebhookDeliveryOptions = {
   /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
   concurrency?: number;
   /**
-   * The share of the machine's CPU time (0 to 1, over all its cores) this process may use before
-   * requests come first: above it the worker keeps one attempt in flight and claims at most once
-   * per SATURATED_PAUSE_MS, and it catches up once the load eases. Default 0.5; 1 never yields.
+   * Requests come first when the machine's cores are idle less than this share of the time (0 to
+   * 1): the worker then keeps one attempt in flight and claims at most once per SATURATED_PAUSE_MS,
+   * and catches up once cores are idle again. Default 0.15; 0 never yields, above 1 always does.
    */
-  yieldAboveCpuShare?: number;
+  yieldBelowIdleShare?: number;
   /** How long stop() lets attempts in flight finish before cutting them off (they are retried later). Default 5000. */
   stopGraceMs?: number;
   /** Jitter source, for tests. */
@@ -39,26 +39,37 @@ const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 const LEASE_MARGIN_MS = 30_000;
 /** While the event loop is saturated: the pause between claims (of one delivery each). */
 const SATURATED_PAUSE_MS = 50;
-/** The window over which the process's CPU time is measured. */
+/** The window over which idle CPU time is measured. */
 const UTILIZATION_WINDOW_MS = 250;
 
+type CpuTimes = { idle: number; total: number };
+
+const cpuTimes = (): CpuTimes => {
+  let idle = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    idle += times.idle;
+    total += times.user + times.nice + times.sys + times.idle + times.irq;
+  }
+  return { idle, total };
+};
+
 /**
- * Whether this process used more than `share` of the machine's CPU time over the last window: its
- * requests, its database thread and its deliveries together. Event-loop utilisation alone misses
- * it: a create spends much of its time waiting for the database thread's commit.
+ * Whether the machine's cores were idle less than `idleShare` of the last window. Deliveries then
+ * compete with requests for the CPU (whoever else is busy), so they step back; while cores are
+ * idle they use them. Neither this process's own CPU time nor its event-loop utilisation tells
+ * that: a create waits for the database thread, and other processes take cores too.
  */
-const saturation = (share: number): (() => boolean) => {
-  const cores = availableParallelism();
-  let cpu = process.cpuUsage();
+const saturation = (idleShare: number): (() => boolean) => {
+  let start = cpuTimes();
   let startedAt = performance.now();
   let saturated = false;
   return () => {
-    const elapsed = performance.now() - startedAt;
-    if (elapsed >= UTILIZATION_WINDOW_MS) {
-      const used = process.cpuUsage(cpu);
-      const fraction = (used.user + used.system) / 1000 / elapsed / cores;
-      saturated = fraction > share;
-      cpu = process.cpuUsage();
+    if (performance.now() - startedAt >= UTILIZATION_WINDOW_MS) {
+      const now = cpuTimes();
+      const total = now.total - start.total;
+      saturated = total > 0 && (now.idle - start.idle) / total < idleShare;
+      start = now;
       startedAt = performance.now();
     }
     return saturated;
@@ -112,7 +123,7 @@ export const startWebhookDelivery = ({
   pollIntervalMs = 1_000,
   concurrency = 16,
   stopGraceMs = 5_000,
-  yieldAboveCpuShare = 0.5,
+  yieldBelowIdleShare = 0.15,
   random = Math.random,
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
@@ -120,7 +131,7 @@ export const startWebhookDelivery = ({
   const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
   const inFlight = new Set<Promise<void>>();
-  const isSaturated = saturation(yieldAboveCpuShare);
+  const isSaturated = saturation(yieldBelowIdleShare);
   let stopping = false;
   /** Ends the current pause early: on stop, and (unless saturated) when an attempt frees its slot. */
   let wake: (() => void) | undefined;
