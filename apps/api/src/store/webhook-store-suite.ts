@@ -9,8 +9,8 @@ const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpo
     id: `ep_test${endpointCount}`,
     url: `https://receiver.example.com/hooks/${endpointCount}`,
     secret: `whsec_${Buffer.alloc(32, endpointCount).toString('base64')}`,
-    // Whole milliseconds, as both stores keep them.
-    createdAt: new Date(Math.floor(Date.now() / 1000) * 1000 + endpointCount),
+    // Whole milliseconds, as both stores keep them; a minute ago, so before any plant of the test.
+    createdAt: new Date(Date.now() - 60_000 + endpointCount),
     ...overrides,
   };
 };
@@ -98,6 +98,27 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(forA[0]).toMatchObject({ url: a.url, secret: expect.stringMatching(/^whsec_/), attempts: 0 });
       // Every id is distinct: one webhook-id per plant and endpoint.
       expect(new Set(claimed.map((delivery) => delivery.id)).size).toBe(4);
+    });
+
+    it('counts announcements as pending at once, and gives an endpoint only the plants created since it was registered', async () => {
+      const early = await register();
+      for (const id of [20n, 21n, 22n]) await store().create({ id, name: `Plant ${id}` });
+      const backlog = await store().webhooks.backlog();
+      expect(backlog.pending).toBe(3);
+      expect(backlog.oldestPendingAt).toBeInstanceOf(Date);
+      await sleep(5);
+      const late = await register(newEndpoint({ createdAt: new Date() }));
+      await store().create({ id: 23n, name: 'Plant 23' });
+      expect((await store().webhooks.listDeliveries(early.id, 10))?.map((delivery) => delivery.plantId)).toStrictEqual([
+        23n,
+        22n,
+        21n,
+        20n,
+      ]);
+      expect((await store().webhooks.listDeliveries(late.id, 10))?.map((delivery) => delivery.plantId)).toStrictEqual([
+        23n,
+      ]);
+      expect((await store().webhooks.backlog()).pending).toBe(5);
     });
 
     it('leases what it claims: nobody else gets it until the lease runs out, and a lost lease cannot record', async () => {
