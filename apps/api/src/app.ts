@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
+import { createWebhooksRouter } from './webhooks/webhooks-router.ts';
 
 export type AppOptions = {
   store: PlantStore;
@@ -34,6 +35,8 @@ export type AppOptions = {
    * (`drainConnections`), whatever app it serves.
    */
   isDraining?: () => boolean;
+  /** PLANT_WEBHOOKS_ALLOW_PRIVATE: webhook URLs may be plain http and reach private addresses. */
+  allowPrivateWebhooks?: boolean;
 };
 
 /** Methods per path of the contract, so that other methods get 405 (OPTIONS 204) with `Allow`. */
@@ -61,6 +64,7 @@ export const createApp = ({
   bodyLimit,
   metrics = createMetrics({ processMetrics: false }),
   isDraining = () => false,
+  allowPrivateWebhooks = false,
 }: AppOptions): Express => {
   const app = express();
   app.disable('x-powered-by');
@@ -77,7 +81,11 @@ export const createApp = ({
   app.use(opsRoutes({ store, metrics, isDraining, logger }));
   app.use(requestLogger(logger));
 
-  createExpressEndpoints(contract, createPlantsRouter(metrics.instrumentStore(store), bodyLimit), app, {
+  const routes = {
+    ...createPlantsRouter(metrics.instrumentStore(store), bodyLimit),
+    ...createWebhooksRouter(store.webhooks, { allowPrivate: allowPrivateWebhooks, bodyLimit }),
+  };
+  createExpressEndpoints(contract, routes, app, {
     logInitialization: false,
     // Authentication comes before any route's own middleware, so before a body is read.
     globalMiddleware: [

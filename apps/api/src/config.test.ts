@@ -19,7 +19,22 @@ describe('loadConfig', () => {
         requestTimeoutMs: 30_000,
         keepAliveTimeoutMs: 5_000,
       },
+      webhooks: {
+        timeoutMs: 15_000,
+        retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+        allowPrivate: false,
+      },
     });
+  });
+
+  it('reads the webhook settings', () => {
+    expect(
+      loadConfig({
+        PLANT_WEBHOOK_TIMEOUT_MS: '2500',
+        PLANT_WEBHOOK_RETRY_DELAYS_MS: '100, 200,0',
+        PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
+      }).webhooks,
+    ).toStrictEqual({ timeoutMs: 2_500, retryDelaysMs: [100, 200, 0], allowPrivate: true });
   });
 
   it('selects PostgreSQL with DATABASE_URL, with pool and timeout defaults, and reads the server timeouts', () => {
@@ -162,6 +177,16 @@ describe('loadConfig', () => {
     [{ PLANT_SHUTDOWN_DRAIN_MS: '-1' }, /^Invalid configuration: PLANT_SHUTDOWN_DRAIN_MS must be a whole number/],
     [{ PLANT_DB_MIGRATE: 'no' }, 'Invalid configuration: PLANT_DB_MIGRATE must be true or false.'],
     [{ PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: 'x' }, /^Invalid configuration: PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS /],
+    [{ PLANT_WEBHOOK_TIMEOUT_MS: '0' }, /^Invalid configuration: PLANT_WEBHOOK_TIMEOUT_MS must be a whole number/],
+    [
+      { PLANT_WEBHOOK_RETRY_DELAYS_MS: '5000,5m' },
+      /^Invalid configuration: PLANT_WEBHOOK_RETRY_DELAYS_MS must be a comma-separated list of 1 to 20 whole numbers/,
+    ],
+    [{ PLANT_WEBHOOK_RETRY_DELAYS_MS: '1,,2' }, /^Invalid configuration: PLANT_WEBHOOK_RETRY_DELAYS_MS /],
+    [
+      { PLANT_WEBHOOKS_ALLOW_PRIVATE: 'yes' },
+      'Invalid configuration: PLANT_WEBHOOKS_ALLOW_PRIVATE must be true or false.',
+    ],
     [
       { PLANT_HTTP_HEADERS_TIMEOUT_MS: '40000' },
       'Invalid configuration: PLANT_HTTP_HEADERS_TIMEOUT_MS must not exceed PLANT_HTTP_REQUEST_TIMEOUT_MS.',

@@ -37,6 +37,19 @@ const wholeNumber = (fallback: number, min: number, max: number, unit = '') => {
 const milliseconds = (fallback: number, min = 1, max = 3_600_000) =>
   wholeNumber(fallback, min, max, ' of milliseconds');
 
+/** Webhook delivery defaults: the attempt timeout, and the delays before each retry (then `failed`). */
+export const WEBHOOK_DEFAULTS = {
+  timeoutMs: 15_000,
+  retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+} as const;
+
+const MAX_RETRY_DELAY_MS = 7 * 24 * 3_600_000;
+const MAX_RETRIES = 20;
+const RETRY_DELAYS_MESSAGE = `must be a comma-separated list of 1 to ${MAX_RETRIES} whole numbers of milliseconds, each at most ${MAX_RETRY_DELAY_MS}`;
+
+const booleanFlag = (fallback: 'true' | 'false') =>
+  optional(z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default(fallback));
+
 const Env = z.object({
   PORT: optional(
     z
@@ -111,6 +124,21 @@ const Env = z.object({
   PLANT_HTTP_HEADERS_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.headersTimeoutMs),
   PLANT_HTTP_REQUEST_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.requestTimeoutMs),
   PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.keepAliveTimeoutMs),
+  PLANT_WEBHOOK_TIMEOUT_MS: milliseconds(WEBHOOK_DEFAULTS.timeoutMs, 1, 600_000),
+  PLANT_WEBHOOK_RETRY_DELAYS_MS: optional(
+    z
+      .string()
+      .transform((list) => list.split(',').map((delay) => delay.trim()))
+      .refine(
+        (delays) =>
+          delays.length <= MAX_RETRIES &&
+          delays.every((delay) => /^\d{1,10}$/.test(delay) && Number(delay) <= MAX_RETRY_DELAY_MS),
+        RETRY_DELAYS_MESSAGE,
+      )
+      .transform((delays) => delays.map(Number))
+      .default(WEBHOOK_DEFAULTS.retryDelaysMs.join(',')),
+  ),
+  PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag('false'),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -136,6 +164,16 @@ export type Config = {
   /** Set when DATABASE_URL is: the PostgreSQL store instead of the embedded one. */
   database?: DatabaseConfig;
   server: ServerConfig;
+  webhooks: WebhookConfig;
+};
+
+export type WebhookConfig = {
+  /** A delivery attempt must be answered 2xx within this. */
+  timeoutMs: number;
+  /** The delay before each retry; once spent, the delivery is failed. */
+  retryDelaysMs: number[];
+  /** Whether receivers may be on private, loopback… addresses and plain http (tests, in-cluster receivers). */
+  allowPrivate: boolean;
 };
 
 export type DatabaseConfig = {
@@ -193,6 +231,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       headersTimeoutMs: vars.PLANT_HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.PLANT_HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: vars.PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    webhooks: {
+      timeoutMs: vars.PLANT_WEBHOOK_TIMEOUT_MS,
+      retryDelaysMs: vars.PLANT_WEBHOOK_RETRY_DELAYS_MS,
+      allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE === 'true',
     },
   };
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {

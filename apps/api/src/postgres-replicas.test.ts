@@ -56,20 +56,20 @@ describeWithPostgres('PostgreSQL: migrations', () => {
     const { url } = await database();
     expect(await runMigrate(url)).toStrictEqual({
       code: 0,
-      stdout: 'Applied migrations 1, 2; the schema is at version 2.\n',
+      stdout: 'Applied migrations 1, 2, 3; the schema is at version 3.\n',
       stderr: '',
     });
-    expect(await appliedVersions(url)).toStrictEqual([1, 2]);
+    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
     expect(await runMigrate(url)).toMatchObject({
       code: 0,
       stdout: 'The schema is up to date; no migration to apply.\n',
     });
 
-    await query(url, 'INSERT INTO plant_schema_migrations (version) VALUES (3)');
+    await query(url, 'INSERT INTO plant_schema_migrations (version) VALUES (4)');
     expect(await runMigrate(url)).toStrictEqual({
       code: 1,
       stdout: '',
-      stderr: 'The database schema is at version 3, newer than this build knows (2); run a newer release.\n',
+      stderr: 'The database schema is at version 4, newer than this build knows (3); run a newer release.\n',
     });
   }, 30_000);
 
@@ -78,7 +78,7 @@ describeWithPostgres('PostgreSQL: migrations', () => {
     const refused = runMain({ ...replicaEnv(url), PLANT_DB_MIGRATE: 'false' });
     expect(await refused.exited()).toStrictEqual({ code: 1, signal: null });
     expect(refused.stderr()).toBe(
-      'The database schema is at version 0, older than this build needs (2); run the migrations (pnpm --filter @org/plant-api migrate).\n',
+      'The database schema is at version 0, older than this build needs (3); run the migrations (pnpm --filter @org/plant-api migrate).\n',
     );
     expect((await runMigrate(url)).code).toBe(0);
     const started = await startMain({ ...replicaEnv(url), PLANT_DB_MIGRATE: 'false' });
@@ -108,7 +108,7 @@ describeWithPostgres('PostgreSQL: three replicas on one database', () => {
   afterAll(cleanUp);
 
   it('migrated exactly once, and serves one set of plants from every replica', async () => {
-    expect(await appliedVersions(url)).toStrictEqual([1, 2]);
+    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
     const [a, b, c] = replicas as [RunningMain, RunningMain, RunningMain];
     for (const replica of replicas) {
       expect((await httpRequest(`${replica.url}/readyz`)).status).toBe(200);

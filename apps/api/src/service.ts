@@ -10,6 +10,7 @@ import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
+import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
 
 const fail = (message: string): never => {
   console.error(message);
@@ -61,7 +62,9 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     logger,
     metrics,
     isDraining: () => draining,
+    allowPrivateWebhooks: config.webhooks.allowPrivate,
   });
+  const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics });
 
   const server = createHttpServer(app, config.server);
   const connections = drainConnections(server);
@@ -110,7 +113,8 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
       drainMs,
       hurry: hurry.signal,
       graceMs,
-      close: () => store.close(),
+      // Attempts in flight are recorded before the store closes.
+      close: () => webhooks.stop().then(() => store.close()),
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
     logger.info('stopped');

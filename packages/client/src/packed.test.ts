@@ -41,6 +41,8 @@ import {
   type PlantWithId,
 } from '@org/plant-client';
 import { NewPlant, contract } from '@org/plant-contract';
+import { PlantWebhookVerificationError, verifyPlantWebhook } from '@org/plant-client/webhooks';
+import { createHmac } from 'node:crypto';
 
 const [baseUrl = '', token = '', firstId = '0'] = process.argv.slice(2);
 const plants: PlantClient = createPlantClient({ baseUrl, token, maxRetries: 1, timeoutMs: 5_000 });
@@ -68,6 +70,21 @@ for await (const plant of plants.listPlants({ tag: 'packed', pageSize: 1 })) lis
 await plants.deletePlant(id);
 const gone = await plants.getPlant(id).catch((error: unknown) => error);
 
+// A newPlant delivery, signed as the service signs it, verified through the subpath export.
+const secret = \`whsec_\${Buffer.alloc(32, 7).toString('base64')}\`;
+const body = \`{"id":\${id},"name":"Fern"}\`;
+const timestamp = String(Math.floor(Date.now() / 1000));
+const signature = createHmac('sha256', Buffer.alloc(32, 7)).update(\`msg_1.\${timestamp}.\${body}\`).digest('base64');
+const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': timestamp, 'webhook-signature': \`v1,\${signature}\` };
+const verified = verifyPlantWebhook(secret, body, headers);
+const forged = (() => {
+  try {
+    return verifyPlantWebhook(secret, body.replace('Fern', 'Fake'), headers);
+  } catch (error) {
+    return error;
+  }
+})();
+
 console.log(
   JSON.stringify({
     node: process.versions.node,
@@ -80,6 +97,8 @@ console.log(
     listed: listed.map((plant) => String(plant.id)),
     gone: NotFoundError.isInstance(gone) && gone.status,
     route: contract.createPlant.path,
+    webhookIdExact: verified.id === id,
+    forgedRefused: PlantWebhookVerificationError.isInstance(forged) && forged.reason,
   }),
 );
 `;
@@ -269,7 +288,10 @@ describe('the packed packages, installed by a consumer', () => {
     const shipped = readdirSync(join(installed, 'src'));
     expect(shipped.filter((file) => file.includes('.test'))).toStrictEqual([]);
     const exports = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: unknown }).exports;
-    expect(exports).toMatchObject({ '.': { types: './dist/index.d.ts', default: './dist/index.js' } });
+    expect(exports).toMatchObject({
+      '.': { types: './dist/index.d.ts', default: './dist/index.js' },
+      './webhooks': { types: './dist/webhooks/index.d.ts', default: './dist/webhooks/index.js' },
+    });
   });
 
   it('asks for its dependencies by version, as a registry would resolve them', () => {
@@ -313,6 +335,8 @@ describe('the packed packages, installed by a consumer', () => {
       listed: [id],
       gone: 404,
       route: '/plants',
+      webhookIdExact: true,
+      forgedRefused: 'signature',
     });
     return JSON.parse(stdout) as { node: string };
   };

@@ -1,6 +1,15 @@
 import { initContract } from '@ts-rest/core';
 import { ListPlantsQuery, PlantIdParams } from './parameters.ts';
 import { ApiError, NewPlant, Plant, PlantWithId } from './schemas.ts';
+import {
+  CreatedWebhookEndpoint,
+  ListWebhookDeliveriesQuery,
+  NewWebhookEndpoint,
+  WEBHOOK_ENDPOINTS_MAX,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookIdParams,
+} from './webhooks.ts';
 
 const c = initContract();
 
@@ -72,6 +81,94 @@ export const contract = c.router(
       body: c.noBody(),
       responses: {
         204: c.noBody(),
+        400: ApiError,
+        401: ApiError,
+        403: ApiError,
+        404: ApiError,
+        429: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    createWebhook: {
+      method: 'POST',
+      path: '/webhooks',
+      summary: 'Subscribe a receiver to new plants',
+      description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints may be registered (409 beyond).`,
+      body: NewWebhookEndpoint,
+      responses: {
+        201: CreatedWebhookEndpoint,
+        400: ApiError,
+        401: ApiError,
+        403: ApiError,
+        409: ApiError,
+        413: ApiError,
+        415: ApiError,
+        429: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    listWebhooks: {
+      method: 'GET',
+      path: '/webhooks',
+      summary: 'List webhook endpoints',
+      description: 'Answers every registered endpoint, oldest first, without secrets.',
+      responses: {
+        200: WebhookEndpoint.array(),
+        400: ApiError,
+        401: ApiError,
+        403: ApiError,
+        429: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    getWebhook: {
+      method: 'GET',
+      path: '/webhooks/:id',
+      summary: 'Get a webhook endpoint',
+      description: 'Answers the endpoint registered under the id (without its secret), or 404.',
+      pathParams: WebhookIdParams,
+      responses: {
+        200: WebhookEndpoint,
+        400: ApiError,
+        401: ApiError,
+        403: ApiError,
+        404: ApiError,
+        429: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    deleteWebhook: {
+      method: 'DELETE',
+      path: '/webhooks/:id',
+      summary: 'Delete a webhook endpoint',
+      description: 'Unsubscribes the endpoint (204), or answers 404; deliveries still pending for it are dropped.',
+      pathParams: WebhookIdParams,
+      body: c.noBody(),
+      responses: {
+        204: c.noBody(),
+        400: ApiError,
+        401: ApiError,
+        403: ApiError,
+        404: ApiError,
+        429: ApiError,
+        500: ApiError,
+        503: ApiError,
+      },
+    },
+    listWebhookDeliveries: {
+      method: 'GET',
+      path: '/webhooks/:id/deliveries',
+      summary: 'List deliveries to a webhook endpoint',
+      description:
+        'Answers the announcements made to the endpoint, newest first: each with its webhook-id, the plant, and where its delivery stands.',
+      pathParams: WebhookIdParams,
+      query: ListWebhookDeliveriesQuery,
+      responses: {
+        200: WebhookDelivery.array(),
         400: ApiError,
         401: ApiError,
         403: ApiError,

@@ -27,3 +27,17 @@ export {
   PlantIdParams,
 } from './parameters.ts';
 export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';
+export {
+  CreatedWebhookEndpoint,
+  DELIVERIES_LIMIT_DEFAULT,
+  DELIVERIES_LIMIT_MAX,
+  ListWebhookDeliveriesQuery,
+  NewWebhookEndpoint,
+  WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_HEADERS,
+  WEBHOOK_URL_MAX_LENGTH,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookIdParams,
+} from './webhooks.ts';

@@ -74,14 +74,25 @@ const bearerToken = (req: Request): string => {
   return token;
 };
 
-const checkScope = (req: Request, principal: Principal): void => {
+export const WEBHOOKS_WRITE_SCOPE = 'webhooks:write';
+export const WEBHOOKS_READ_SCOPE = 'webhooks:read';
+
+/** The scopes of the route's resource: `/webhooks…` routes have their own, every other route is about plants. */
+const scopesOf = (route: string | undefined) =>
+  route?.startsWith('/webhooks')
+    ? { read: WEBHOOKS_READ_SCOPE, write: WEBHOOKS_WRITE_SCOPE }
+    : { read: READ_SCOPE, write: WRITE_SCOPE };
+
+const checkScope = (req: Request & { tsRestRoute?: { path: string } }, principal: Principal): void => {
   if (principal.scopes === undefined) return;
+  // ts-rest marks the request with its contract route before the global middleware runs.
+  const scopes = scopesOf(req.tsRestRoute?.path);
   const writing = req.method !== 'GET' && req.method !== 'HEAD';
   const granted = writing
-    ? principal.scopes.has(WRITE_SCOPE)
-    : principal.scopes.has(READ_SCOPE) || principal.scopes.has(WRITE_SCOPE);
+    ? principal.scopes.has(scopes.write)
+    : principal.scopes.has(scopes.read) || principal.scopes.has(scopes.write);
   if (granted) return;
-  const scope = writing ? WRITE_SCOPE : READ_SCOPE;
+  const scope = writing ? scopes.write : scopes.read;
   const description = `The access token lacks the ${scope} scope.`;
   throw new HttpError(403, description, challenge({ code: 'insufficient_scope', description, scope }));
 };

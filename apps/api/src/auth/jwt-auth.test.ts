@@ -78,7 +78,7 @@ const startApp = async ({ url = jwksUrl, requireScopes = false } = {}) => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       ...(method === 'POST' && { body: '{"id":1,"name":"Fern"}' }),
     });
-  return { send, created };
+  return { send, created, base };
 };
 
 type Claims = { scope?: string; [claim: string]: unknown };
@@ -166,5 +166,23 @@ describe('JWT bearer tokens', () => {
     // Static tokens are not scoped: they may do everything.
     expect((await send(STATIC_TOKEN)).status).toBe(200);
     expect(created).toHaveLength(3);
+  });
+
+  it('requires webhooks:write to change webhooks and webhooks:read to read them; plants scopes do not do', async () => {
+    const { base } = await startApp({ requireScopes: true });
+    const send = async (scope: string, method = 'GET') =>
+      fetch(`${base}/webhooks`, {
+        method,
+        headers: { authorization: `Bearer ${await sign({ scope })}`, 'content-type': 'application/json' },
+        ...(method === 'POST' && { body: '{"url":"http://receiver.test/hook"}' }),
+      });
+    await expectError(await send('plants:read plants:write'), 403, /webhooks:read/);
+    expect((await send('webhooks:read')).status).toBe(200);
+    expect((await send('webhooks:write')).status).toBe(200);
+    const refused = await send('webhooks:read plants:write', 'POST');
+    await expectError(refused, 403, /webhooks:write/);
+    expect(refused.headers.get('www-authenticate')).toContain('scope="webhooks:write"');
+    // Past authorization: the body is judged (plain http is refused without PLANT_WEBHOOKS_ALLOW_PRIVATE).
+    await expectError(await send('webhooks:write', 'POST'), 400, /https/);
   });
 });

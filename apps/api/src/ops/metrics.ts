@@ -128,6 +128,7 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
       delete: timed('delete', (id) => store.delete(id)),
       health: timed('health', () => store.health()),
       close: () => store.close(),
+      webhooks: store.webhooks,
     };
   };
 

@@ -1,6 +1,7 @@
 import { contract, type NewPlant } from '@org/plant-contract';
 import { type createExpressEndpoints, initServer } from '@ts-rest/express';
 import { expectTypeOf } from 'vitest';
+import type { createWebhooksRouter } from '../webhooks/webhooks-router.ts';
 import type { createPlantsRouter } from './plants-router.ts';
 
 const s = initServer();
@@ -9,7 +10,9 @@ const s = initServer();
 type Implementation = Parameters<typeof createExpressEndpoints<typeof contract>>[1];
 
 // The service's router implements the contract; a contract change its handler does not follow fails here.
-expectTypeOf<ReturnType<typeof createPlantsRouter>>().toExtend<Implementation>();
+expectTypeOf<
+  ReturnType<typeof createPlantsRouter> & ReturnType<typeof createWebhooksRouter>
+>().toExtend<Implementation>();
 expectTypeOf<{
   createPlant: { handler: () => Promise<{ status: 200; body: { id: 1 } }> };
 }>().not.toExtend<Implementation>();

@@ -24,43 +24,48 @@ const nextPageLink = ({ limit, tag }: ListOptions, after: bigint): string => {
  * The contract's plant routes. Only creation takes a body: it is read after authentication (ts-rest
  * runs the global middleware first), so an unauthenticated client cannot make the service read one.
  */
+const { createPlant, listPlants, getPlant, deletePlant } = contract;
+
 export const createPlantsRouter = (store: PlantStore, bodyLimit?: number) =>
-  s.router(contract, {
-    createPlant: {
-      middleware: jsonBody(bodyLimit),
-      handler: async ({ body }) => {
-        const plant: StoredPlant = { id: BigInt(body.id), name: body.name };
-        if (body.tag !== undefined) plant.tag = body.tag;
-        const result = await store.create(plant);
-        if (result.outcome === 'conflict') {
-          return {
-            status: 409,
-            body: { error: 409, message: `A plant with id ${plant.id} already exists with different data.` },
-          };
-        }
-        return { status: 200, body: toPlant(result.plant) };
+  s.router(
+    { createPlant, listPlants, getPlant, deletePlant },
+    {
+      createPlant: {
+        middleware: jsonBody(bodyLimit),
+        handler: async ({ body }) => {
+          const plant: StoredPlant = { id: BigInt(body.id), name: body.name };
+          if (body.tag !== undefined) plant.tag = body.tag;
+          const result = await store.create(plant);
+          if (result.outcome === 'conflict') {
+            return {
+              status: 409,
+              body: { error: 409, message: `A plant with id ${plant.id} already exists with different data.` },
+            };
+          }
+          return { status: 200, body: toPlant(result.plant) };
+        },
+      },
+
+      listPlants: async ({ query, res }) => {
+        const options: ListOptions = { limit: query.limit ?? LIST_LIMIT_DEFAULT };
+        if (query.after !== undefined) options.after = query.after;
+        if (query.tag !== undefined) options.tag = query.tag;
+        // One extra row tells whether a next page exists, so no empty last page is announced.
+        const plants = await store.list({ ...options, limit: options.limit + 1 });
+        const page = plants.slice(0, options.limit);
+        const last = page.at(-1);
+        if (plants.length > options.limit && last) res.setHeader('Link', nextPageLink(options, last.id));
+        return { status: 200, body: page };
+      },
+
+      getPlant: async ({ params }) => {
+        const plant = await store.get(params.id);
+        return plant ? { status: 200, body: plant } : notFound(params.id);
+      },
+
+      deletePlant: async ({ params }) => {
+        const deleted = await store.delete(params.id);
+        return deleted ? { status: 204, body: undefined } : notFound(params.id);
       },
     },
-
-    listPlants: async ({ query, res }) => {
-      const options: ListOptions = { limit: query.limit ?? LIST_LIMIT_DEFAULT };
-      if (query.after !== undefined) options.after = query.after;
-      if (query.tag !== undefined) options.tag = query.tag;
-      // One extra row tells whether a next page exists, so no empty last page is announced.
-      const plants = await store.list({ ...options, limit: options.limit + 1 });
-      const page = plants.slice(0, options.limit);
-      const last = page.at(-1);
-      if (plants.length > options.limit && last) res.setHeader('Link', nextPageLink(options, last.id));
-      return { status: 200, body: page };
-    },
-
-    getPlant: async ({ params }) => {
-      const plant = await store.get(params.id);
-      return plant ? { status: 200, body: plant } : notFound(params.id);
-    },
-
-    deletePlant: async ({ params }) => {
-      const deleted = await store.delete(params.id);
-      return deleted ? { status: 204, body: undefined } : notFound(params.id);
-    },
-  });
+  );

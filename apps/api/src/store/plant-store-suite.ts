@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CreateOutcome, type PlantStore, type StoredPlant, StoreUnavailableError } from './plant-store.ts';
+import { describeWebhookStore } from './webhook-store-suite.ts';
 
 export type OpenedStore = {
   store: PlantStore;
@@ -267,6 +268,8 @@ export const describePlantStore = (name: string, open: () => Promise<OpenedStore
         await expect(store().delete(1n)).rejects.toBeInstanceOf(StoreUnavailableError);
       });
     });
+
+    describeWebhookStore(store);
 
     describe('health and close', () => {
       it('reports healthy while open', async () => {

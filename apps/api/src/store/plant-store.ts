@@ -1,3 +1,5 @@
+import type { WebhookStore } from './webhook-store.ts';
+
 /** A plant as stored: the id is always a bigint so that every int64 is exact. */
 export type StoredPlant = {
   id: bigint;
@@ -21,9 +23,12 @@ export type ListOptions = {
 
 /**
  * Durable plant storage. Writes resolve only once durable. `create` is idempotent by id: the same
- * plant again is `replayed`, different data under a stored id is a `conflict`.
+ * plant again is `replayed`, different data under a stored id is a `conflict`. A `created` plant is
+ * announced to every enabled webhook endpoint in the same transaction (see `webhooks`).
  */
 export interface PlantStore {
+  /** Webhook endpoints and the outbox of announcements. */
+  readonly webhooks: WebhookStore;
   create(plant: StoredPlant): Promise<CreateOutcome>;
   get(id: bigint): Promise<StoredPlant | undefined>;
   /** Plants ordered by id ascending. */

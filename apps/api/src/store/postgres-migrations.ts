@@ -13,6 +13,40 @@ export const postgresMigrations: readonly string[] = [
    )`,
   // Listing by tag walks this index in id order.
   'CREATE INDEX plants_tag_id ON plants (tag, id)',
+  // Webhooks: receivers, and the outbox of announcements written by the plant's own statement.
+  // A delivery keeps its plant's name and tag: it announces the plant as created, even if the
+  // plant is deleted before the receiver gets it. lease_until/lease_token: the replica working
+  // on a delivery, until when (see PostgresWebhookStore.claimDue). Its webhook-id is
+  // msg_<instance>_<seq>: the instance, drawn once per database, keeps ids unique across databases,
+  // and the sequence keeps every index of a create's announcement an append.
+  `CREATE TABLE webhook_settings (instance text NOT NULL);
+   INSERT INTO webhook_settings (instance) VALUES (substr(md5(random()::text || clock_timestamp()::text), 1, 16));
+   CREATE TABLE webhook_endpoints (
+     id          text PRIMARY KEY,
+     url         text NOT NULL,
+     description text,
+     secret      text NOT NULL,
+     enabled     boolean NOT NULL DEFAULT true,
+     created_at  timestamptz NOT NULL
+   );
+   CREATE TABLE webhook_deliveries (
+     seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+     plant_id        bigint NOT NULL,
+     name            text NOT NULL,
+     tag             text,
+     status          text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+     attempts        integer NOT NULL DEFAULT 0,
+     last_status     integer,
+     last_error      text,
+     next_attempt_at timestamptz,
+     delivered_at    timestamptz,
+     lease_until     timestamptz,
+     lease_token     text,
+     created_at      timestamptz NOT NULL DEFAULT now()
+   );
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+   CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq)`,
 ];
 
 /**

@@ -8,6 +8,8 @@ import {
   samePlant,
 } from './plant-store.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './postgres-migrations.ts';
+import { PostgresWebhookStore } from './postgres-webhook-store.ts';
+import type { WebhookStore } from './webhook-store.ts';
 
 export { SchemaTooNewError };
 
@@ -88,6 +90,9 @@ export const describeDatabase = (url: string): string => {
   }
 };
 
+// Each plant inserted by a create statement is announced by that same statement to every enabled
+// endpoint (the `announced` step below): one commit for both, and only for rows actually inserted,
+// so a replay announces nothing.
 const sql = {
   // One round trip: insert, or read the row that was there. READ COMMITTED sees a row committed by
   // a concurrent create only in a later statement, so an empty answer means "ask again".
@@ -95,6 +100,10 @@ const sql = {
              INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO NOTHING
              RETURNING id, name, tag
+           ), announced AS (
+             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at)
+             SELECT e.id, i.id, i.name, i.tag, now()
+             FROM inserted i CROSS JOIN webhook_endpoints e WHERE e.enabled
            )
            SELECT true AS created, id, name, tag FROM inserted
            UNION ALL
@@ -108,6 +117,10 @@ const sql = {
                  INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM input
                  ON CONFLICT (id) DO NOTHING
                  RETURNING id, name, tag
+               ), announced AS (
+                 INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at)
+                 SELECT e.id, i.id, i.name, i.tag, now()
+                 FROM inserted i CROSS JOIN webhook_endpoints e WHERE e.enabled
                )
                SELECT true AS created, id, name, tag FROM inserted
                UNION ALL
@@ -135,9 +148,11 @@ export class PostgresPlantStore implements PlantStore {
   #batch: { plant: StoredPlant; settle: (row: CreatedRow | undefined, error?: unknown) => void }[] = [];
   #closed = false;
   #closing: Promise<void> | undefined;
+  readonly webhooks: WebhookStore;
 
   private constructor(pool: pg.Pool) {
     this.#pool = pool;
+    this.webhooks = new PostgresWebhookStore(pool, (operation) => this.#run(operation));
   }
 
   /**

@@ -16,12 +16,28 @@ export const Op = {
   health: 4,
   /** → true, once the database is closed; always the last op the store sends. */
   close: 5,
+  /** id, url, description | null, secret, createdAt (ms), most endpoints → whether it was registered. */
+  createEndpoint: 6,
+  /** → endpoint rows, oldest first. */
+  listEndpoints: 7,
+  /** id → the endpoint row, or null. */
+  getEndpoint: 8,
+  /** id → whether an endpoint (and its deliveries) was deleted. */
+  deleteEndpoint: 9,
+  /** endpoint id, limit → delivery rows newest first, or null when there is no such endpoint. */
+  listDeliveries: 10,
+  /** now (ms), limit, lease until (ms), lease token → claimed delivery rows. */
+  claimDue: 11,
+  /** seq, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms), endpoint id → whether the lease held. */
+  recordAttempt: 12,
+  /** → [pending count, oldest created_at (ms) | null]. */
+  backlog: 13,
 } as const;
 
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is
@@ -40,3 +56,38 @@ export type StartupMessage =
   | { startup: 'failed'; failure: ErrorDescription };
 
 export type WorkerData = { dataDir: string; path: string };
+
+export type EndpointRow = {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled: number | bigint;
+  created_at: number | bigint;
+};
+
+export type DeliveryRow = {
+  id: string;
+  seq: bigint;
+  endpoint_id: string;
+  plant_id: bigint;
+  status: string;
+  attempts: number | bigint;
+  last_status: number | bigint | null;
+  last_error: string | null;
+  next_attempt_at: number | bigint | null;
+  delivered_at: number | bigint | null;
+  created_at: number | bigint;
+};
+
+export type ClaimedRow = {
+  id: string;
+  seq: bigint;
+  endpoint_id: string;
+  url: string;
+  secret: string;
+  plant_id: bigint;
+  name: string;
+  tag: string | null;
+  attempts: number | bigint;
+  created_at: number | bigint;
+};

@@ -148,17 +148,17 @@ describe('SqlitePlantStore', () => {
   }, 20_000);
 
   it('records the newest schema version and does not run migrations again on reopen', async () => {
-    expect(sqliteMigrations).toHaveLength(2);
+    expect(sqliteMigrations).toHaveLength(3);
     const first = await openStore();
     await first.create({ id: 7n, name: 'Aloe' });
     await first.close();
-    expect(userVersion(dataDir)).toBe(2);
+    expect(userVersion(dataDir)).toBe(3);
 
     // Running the CREATE TABLE again would throw on reopen; the data would not survive a re-creation.
     const second = await openStore();
     expect(await second.get(7n)).toStrictEqual({ id: 7n, name: 'Aloe' });
     await second.close();
-    expect(userVersion(dataDir)).toBe(2);
+    expect(userVersion(dataDir)).toBe(3);
   });
 
   it('upgrades a version 1 database in place, keeping its plants', async () => {
@@ -170,7 +170,7 @@ describe('SqlitePlantStore', () => {
     const store = await openStore();
     expect(await store.list({ limit: 10, tag: 'a' })).toStrictEqual([{ id: 9007199254740993n, name: 'Old', tag: 'a' }]);
     await store.close();
-    expect(userVersion(dataDir)).toBe(2);
+    expect(userVersion(dataDir)).toBe(3);
   });
 
   it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {
@@ -180,7 +180,7 @@ describe('SqlitePlantStore', () => {
     db.close();
 
     await expect(openStore()).rejects.toThrow(
-      'The database schema is at version 7, newer than this build knows (2); run a newer release.',
+      'The database schema is at version 7, newer than this build knows (3); run a newer release.',
     );
     expect(userVersion(dataDir)).toBe(7);
     // The failed open released the file: another open sees the same refusal, not "in use".
@@ -212,8 +212,8 @@ describe('SqlitePlantStore', () => {
       await store.close();
       console.log(JSON.stringify(result));
     `;
-    // 64 blocks of 512 bytes: room for the schema, not for 200 plants of ~300 bytes each.
-    const child = await runNode(script, [dataDir], 'ulimit -f 64');
+    // 128 blocks of 512 bytes: room for the schema (webhook tables included), not for 200 plants of ~300 bytes each.
+    const child = await runNode(script, [dataDir], 'ulimit -f 128');
     expect(child, child.stderr).toMatchObject({ code: 0, signal: null });
     const { acknowledged, failure } = JSON.parse(child.stdout) as {
       acknowledged: number[];

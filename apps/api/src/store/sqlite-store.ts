@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
@@ -8,7 +9,24 @@ import {
   StoreUnavailableError,
   samePlant,
 } from './plant-store.ts';
-import { type BatchReply, type ErrorDescription, Op, type StartupMessage, type WorkerData } from './sqlite-protocol.ts';
+import {
+  type BatchReply,
+  type ClaimedRow,
+  type DeliveryRow,
+  type EndpointRow,
+  type ErrorDescription,
+  Op,
+  type StartupMessage,
+  type WorkerData,
+} from './sqlite-protocol.ts';
+import type {
+  ClaimedDelivery,
+  DeliveryStatus,
+  StoredDelivery,
+  StoredEndpoint,
+  WebhookBacklog,
+  WebhookStore,
+} from './webhook-store.ts';
 
 export const SQLITE_FILE_NAME = 'plants.sqlite';
 
@@ -60,6 +78,39 @@ const decodeBoolean = (_: undefined, result: unknown): boolean => result as bool
 
 const decodeNothing = (): void => {};
 
+const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
+  id: row.id,
+  url: row.url,
+  ...(row.description !== null && { description: row.description }),
+  enabled: Number(row.enabled) === 1,
+  createdAt: new Date(Number(row.created_at)),
+});
+
+const toDelivery = (row: DeliveryRow): StoredDelivery => ({
+  id: row.id,
+  endpointId: row.endpoint_id,
+  plantId: row.plant_id,
+  status: row.status as DeliveryStatus,
+  attempts: Number(row.attempts),
+  ...(row.last_status !== null && { lastStatus: Number(row.last_status) }),
+  ...(row.last_error !== null && { lastError: row.last_error }),
+  ...(row.next_attempt_at !== null && { nextAttemptAt: new Date(Number(row.next_attempt_at)) }),
+  ...(row.delivered_at !== null && { deliveredAt: new Date(Number(row.delivered_at)) }),
+  createdAt: new Date(Number(row.created_at)),
+});
+
+const toClaimed = (row: ClaimedRow, leaseToken: string): ClaimedDelivery => ({
+  id: row.id,
+  seq: row.seq,
+  endpointId: row.endpoint_id,
+  url: row.url,
+  secret: row.secret,
+  plant: toPlant(row.plant_id, row.name, row.tag),
+  attempts: Number(row.attempts),
+  leaseToken,
+  createdAt: new Date(Number(row.created_at)),
+});
+
 const reviveError = ({ message, stack, ...details }: ErrorDescription): Error => {
   const error = Object.assign(new Error(message), details);
   if (stack !== undefined) error.stack = stack;
@@ -86,6 +137,83 @@ export class SqlitePlantStore implements PlantStore {
   #failure: StoreUnavailableError | undefined;
   #crash: unknown;
   #closing: Promise<void> | undefined;
+
+  /** Endpoints and the outbox, in the same database and batches as the plants. */
+  readonly webhooks: WebhookStore = {
+    createEndpoint: async (endpoint, max) => {
+      const { id, url, description, secret, createdAt } = endpoint;
+      const created = await this.#submit(
+        decodeBoolean,
+        undefined,
+        Op.createEndpoint,
+        id,
+        url,
+        description ?? null,
+        secret,
+        createdAt.getTime(),
+        max,
+      );
+      return created
+        ? { id, url, ...(description !== undefined && { description }), enabled: true, createdAt }
+        : undefined;
+    },
+    listEndpoints: () =>
+      this.#submit((_: undefined, rows) => (rows as EndpointRow[]).map(toEndpoint), undefined, Op.listEndpoints),
+    getEndpoint: (id) =>
+      this.#submit(
+        (_: undefined, row) => (row === null ? undefined : toEndpoint(row as EndpointRow)),
+        undefined,
+        Op.getEndpoint,
+        id,
+      ),
+    deleteEndpoint: (id) => this.#submit(decodeBoolean, undefined, Op.deleteEndpoint, id),
+    listDeliveries: (endpointId, limit) =>
+      this.#submit(
+        (_: undefined, rows) => (rows === null ? undefined : (rows as DeliveryRow[]).map(toDelivery)),
+        undefined,
+        Op.listDeliveries,
+        endpointId,
+        limit,
+      ),
+    claimDue: ({ limit, leaseMs }) => {
+      const token = randomUUID();
+      const now = Date.now();
+      return this.#submit(
+        (_: undefined, rows) => (rows as ClaimedRow[]).map((row) => toClaimed(row, token)),
+        undefined,
+        Op.claimDue,
+        now,
+        limit,
+        now + leaseMs,
+        token,
+      );
+    },
+    recordAttempt: (claim, result) => {
+      const now = Date.now();
+      return this.#submit(
+        decodeBoolean,
+        undefined,
+        Op.recordAttempt,
+        claim.seq,
+        claim.leaseToken,
+        result.outcome,
+        'status' in result && result.status !== undefined ? result.status : null,
+        'error' in result ? result.error : null,
+        result.outcome === 'retry' ? now + result.retryInMs : null,
+        now,
+        claim.endpointId,
+      );
+    },
+    backlog: () =>
+      this.#submit(
+        (_: undefined, result): WebhookBacklog => {
+          const [pending, oldest] = result as [number, number | null];
+          return { pending, oldestPendingAt: oldest === null ? undefined : new Date(oldest) };
+        },
+        undefined,
+        Op.backlog,
+      ),
+  };
 
   private constructor(worker: Worker) {
     this.#worker = worker;

@@ -62,11 +62,104 @@ const openDatabase = (path: string): DatabaseSync => {
     db.exec('BEGIN IMMEDIATE');
     db.exec('COMMIT');
     migrate(db);
+    // The exclusive lock makes this the only process on the file: a lease left by a process that
+    // died is nobody's, and its deliveries are due again at once.
+    db.exec(
+      "UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL WHERE status = 'pending' AND lease_token IS NOT NULL",
+    );
     return db;
   } catch (error) {
     db.close();
     throw error;
   }
+};
+
+const DISABLED_MESSAGE = 'The endpoint answered 410 Gone and was disabled.';
+/** Events fanned out per delivery claimed. */
+const FAN_OUT_PER_CLAIMED = 8;
+
+/** The webhook statements: endpoints, and the outbox of deliveries. */
+const webhookStatements = (db: DatabaseSync) => {
+  const prepare = (sql: string, bigInts = false) => {
+    const statement = db.prepare(sql);
+    if (bigInts) statement.setReadBigInts(true);
+    return statement;
+  };
+  const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
+  const endpointColumns = 'id, url, description, enabled, created_at';
+  const { instance } = db.prepare('SELECT instance FROM webhook_settings').get() as { instance: string };
+  const prefix = `msg_${instance}_`;
+  /** Rows with their webhook-id, which is the instance and the sequence number. */
+  const withIds = <R extends { seq: bigint }>(rows: R[]): (R & { id: string })[] =>
+    rows.map((row) => ({ ...row, id: `${prefix}${row.seq}` }));
+  return {
+    withIds,
+    anyEnabled: () => enabled.get() !== undefined,
+    // Positional: binding by name cost twice as much per create (measured).
+    announce: prepare('INSERT INTO webhook_events (plant_id, name, tag, created_at) VALUES (?, ?, ?, ?)'),
+    /** The last event of the next `limit` to fan out, or null when there is none. */
+    fanOutBound: prepare(
+      'SELECT max(seq) AS upTo FROM (SELECT seq FROM webhook_events ORDER BY seq LIMIT :limit)',
+      true,
+    ),
+    // An endpoint receives the plants created since it was registered.
+    fanOut: prepare(
+      `INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
+       SELECT ep.id, e.plant_id, e.name, e.tag, e.created_at, e.created_at
+       FROM webhook_events e JOIN webhook_endpoints ep ON ep.enabled = 1 AND ep.created_at <= e.created_at
+       WHERE e.seq <= :upTo
+       ORDER BY e.seq, ep.created_at, ep.id`,
+    ),
+    fannedOut: prepare('DELETE FROM webhook_events WHERE seq <= :upTo'),
+    eventBacklog: prepare(
+      `SELECT (SELECT count(*) FROM webhook_events) * (SELECT count(*) FROM webhook_endpoints WHERE enabled = 1) AS pending,
+              (SELECT created_at FROM webhook_events ORDER BY seq LIMIT 1) AS oldest`,
+    ),
+    createEndpoint: prepare(
+      `INSERT INTO webhook_endpoints (id, url, description, secret, created_at)
+       SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?`,
+    ),
+    listEndpoints: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints ORDER BY created_at, id`),
+    getEndpoint: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ?`),
+    deleteEndpoint: prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
+    deleteDeliveries: prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?'),
+    listDeliveries: prepare(
+      `SELECT seq, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
+       FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`,
+      true,
+    ),
+    claim: prepare(
+      `UPDATE webhook_deliveries SET lease_until = :until, lease_token = :token
+       WHERE seq IN (
+         SELECT seq FROM webhook_deliveries
+         WHERE status = 'pending' AND next_attempt_at <= :now AND (lease_until IS NULL OR lease_until <= :now)
+         ORDER BY next_attempt_at LIMIT :limit
+       )
+       RETURNING seq`,
+      true,
+    ),
+    claimed: prepare(
+      `SELECT d.seq, d.endpoint_id, e.url, e.secret, d.plant_id, d.name, d.tag, d.attempts, d.created_at
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = ?`,
+      true,
+    ),
+    record: prepare(
+      `UPDATE webhook_deliveries SET
+         status = CASE :outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
+         attempts = attempts + 1, last_status = :status, last_error = :error, next_attempt_at = :next,
+         delivered_at = CASE :outcome WHEN 'delivered' THEN :now END, lease_until = NULL, lease_token = NULL
+       WHERE seq = :seq AND lease_token = :token AND status = 'pending'`,
+    ),
+    disableEndpoint: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
+    failPending: prepare(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = '${DISABLED_MESSAGE}', next_attempt_at = NULL,
+         lease_until = NULL, lease_token = NULL
+       WHERE endpoint_id = ? AND status = 'pending'`,
+    ),
+    backlog: prepare(
+      "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+    ),
+  };
 };
 
 /** Returns the function that runs one batch: its writes in one transaction, one commit for all. */
@@ -87,6 +180,12 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     [listing('WHERE id > :after'), listing('WHERE tag = :tag AND id > :after')],
   ] as const;
   let closing = false;
+  const webhooks = webhookStatements(db);
+  // Whether any endpoint is enabled, so that a create with no subscriber costs no extra statement.
+  // Endpoints change only here; it is read again after each batch that touched them, committed or not.
+  let announcing = webhooks.anyEnabled();
+  let endpointsChanged = false;
+  let now = 0;
 
   const beginWrite = () => {
     if (!db.isTransaction) db.exec('BEGIN IMMEDIATE');
@@ -106,7 +205,12 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       case Op.create: {
         beginWrite();
         const id = ops[at + 1] as bigint;
-        return insert.run(id, ops[at + 2] as string, ops[at + 3] as string | null).changes === 1 || select.get(id);
+        const name = ops[at + 2] as string;
+        const tag = ops[at + 3] as string | null;
+        if (insert.run(id, name, tag).changes !== 1) return select.get(id);
+        // Same transaction as the plant: a create acknowledged is an announcement owed.
+        if (announcing) webhooks.announce.run(id, name, tag, now);
+        return true;
       }
       case Op.delete:
         beginWrite();
@@ -120,15 +224,106 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       case Op.close:
         closing = true;
         return true;
+      case Op.createEndpoint:
+        beginWrite();
+        endpointsChanged = true;
+        return (
+          webhooks.createEndpoint.run(
+            ops[at + 1] as string,
+            ops[at + 2] as string,
+            ops[at + 3] as string | null,
+            ops[at + 4] as string,
+            ops[at + 5] as number,
+            ops[at + 6] as number,
+          ).changes === 1
+        );
+      case Op.listEndpoints:
+        return webhooks.listEndpoints.all();
+      case Op.getEndpoint:
+        return webhooks.getEndpoint.get(ops[at + 1] as string) ?? null;
+      case Op.deleteEndpoint: {
+        beginWrite();
+        endpointsChanged = true;
+        const id = ops[at + 1] as string;
+        webhooks.deleteDeliveries.run(id);
+        return webhooks.deleteEndpoint.run(id).changes === 1;
+      }
+      case Op.listDeliveries: {
+        const id = ops[at + 1] as string;
+        if (webhooks.getEndpoint.get(id) === undefined) return null;
+        // Listing answers every announcement made so far.
+        fanOut(Number.MAX_SAFE_INTEGER);
+        return webhooks.withIds(webhooks.listDeliveries.all(id, ops[at + 2] as number) as { seq: bigint }[]);
+      }
+      case Op.claimDue: {
+        beginWrite();
+        // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
+        // while the worker steps back for requests.
+        fanOut(FAN_OUT_PER_CLAIMED * (ops[at + 2] as number));
+        const claimed = webhooks.claim.all({
+          now: ops[at + 1] as number,
+          limit: ops[at + 2] as number,
+          until: ops[at + 3] as number,
+          token: ops[at + 4] as string,
+        }) as { seq: bigint }[];
+        const rows = claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
+        return webhooks.withIds(rows as { seq: bigint }[]);
+      }
+      case Op.recordAttempt: {
+        beginWrite();
+        const outcome = ops[at + 3] as string;
+        const held =
+          webhooks.record.run({
+            seq: ops[at + 1] as bigint,
+            token: ops[at + 2] as string,
+            outcome,
+            status: ops[at + 4] as number | null,
+            error: ops[at + 5] as string | null,
+            next: ops[at + 6] as number | null,
+            now: ops[at + 7] as number,
+          }).changes === 1;
+        if (held && outcome === 'gone') {
+          endpointsChanged = true;
+          const endpoint = ops[at + 8] as string;
+          webhooks.disableEndpoint.run(endpoint);
+          webhooks.failPending.run(endpoint);
+        }
+        return held;
+      }
+      case Op.backlog: {
+        type Backlog = { pending: number | bigint; oldest: number | bigint | null };
+        const deliveries = webhooks.backlog.get() as Backlog;
+        const events = webhooks.eventBacklog.get() as Backlog;
+        const oldest = [deliveries.oldest, Number(events.pending) > 0 ? events.oldest : null]
+          .filter((value) => value !== null)
+          .map(Number);
+        return [Number(deliveries.pending) + Number(events.pending), oldest.length === 0 ? null : Math.min(...oldest)];
+      }
       default:
         throw new Error(`Unknown op ${String(ops[at])}.`);
     }
   };
 
-  const isWrite = (op: unknown) => op === Op.create || op === Op.delete;
+  /** Turns up to `limit` events into deliveries, oldest first. */
+  const fanOut = (limit: number): void => {
+    const { upTo } = webhooks.fanOutBound.get({ limit }) as { upTo: bigint | null };
+    if (upTo === null) return;
+    beginWrite();
+    webhooks.fanOut.run({ upTo });
+    webhooks.fannedOut.run({ upTo });
+  };
+
+  const isWrite = (op: unknown) =>
+    op === Op.create ||
+    op === Op.delete ||
+    op === Op.createEndpoint ||
+    op === Op.deleteEndpoint ||
+    op === Op.claimDue ||
+    op === Op.recordAttempt;
 
   return (ops) => {
     let reply: BatchReply = [null];
+    now = Date.now();
     try {
       for (let at = 0; at < ops.length; at += 1 + (OP_ARGUMENTS[ops[at] as Op] as number)) reply.push(run(ops, at));
       if (db.isTransaction) db.exec('COMMIT');
@@ -150,6 +345,10 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
           reply.push(undefined);
         }
       }
+    }
+    if (endpointsChanged && !closing) {
+      endpointsChanged = false;
+      announcing = webhooks.anyEnabled();
     }
     if (closing) db.close();
     return reply;

@@ -1,4 +1,17 @@
 import type { PlantStore } from '../store/plant-store.ts';
+import type { WebhookStore } from '../store/webhook-store.ts';
+
+/** No endpoints, nothing to deliver. */
+const noWebhooks: WebhookStore = {
+  createEndpoint: async ({ id, url, createdAt }) => ({ id, url, createdAt, enabled: true }),
+  listEndpoints: async () => [],
+  getEndpoint: async () => undefined,
+  deleteEndpoint: async () => false,
+  listDeliveries: async () => undefined,
+  claimDue: async () => [],
+  recordAttempt: async () => false,
+  backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
+};
 
 /** A store that holds nothing and accepts every create; override what a test needs. */
 export const fakeStore = (overrides: Partial<PlantStore> = {}): PlantStore => ({
@@ -8,5 +21,6 @@ export const fakeStore = (overrides: Partial<PlantStore> = {}): PlantStore => ({
   delete: async () => false,
   health: async () => {},
   close: async () => {},
+  webhooks: noWebhooks,
   ...overrides,
 });

@@ -3,14 +3,26 @@ import type { ZodTypeAny } from 'zod';
 import { INT64_MAX, INT64_MIN, Int64 } from '../int64.ts';
 import { Int64Text, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListPlantsQuery } from '../parameters.ts';
 import * as schemas from '../schemas.ts';
+import {
+  CreatedWebhookEndpoint,
+  DELIVERIES_LIMIT_DEFAULT,
+  DELIVERIES_LIMIT_MAX,
+  ListWebhookDeliveriesQuery,
+  NewWebhookEndpoint,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from '../webhooks.ts';
 import type { JsonSchema } from './json-schema.ts';
 
 /** Export names that differ from the interface's component names. */
 const COMPONENT_NAMES: Readonly<Record<string, string>> = { ApiError: 'Error' };
 
-/** Every zod schema that `schemas.ts` exports, under its OpenAPI component name, sorted by name. */
+/** The bodies of the webhook management routes (their parameters are not components). */
+const webhookSchemas = { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint };
+
+/** Every zod schema that `schemas.ts` exports and the webhook bodies, under their OpenAPI component names, sorted by name. */
 export const componentSchemas = (): Array<readonly [name: string, schema: ZodTypeAny]> =>
-  Object.entries(schemas as Record<string, unknown>)
+  Object.entries({ ...schemas, ...webhookSchemas } as Record<string, unknown>)
     .filter((entry): entry is [string, ZodTypeAny] => isZodType(entry[1]))
     .map(([exported, schema]) => [COMPONENT_NAMES[exported] ?? exported, schema] as const)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -43,6 +55,53 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
     label: 'plant',
     examples: [{ id: 1, name: 'Monstera', tag: 'indoor' }],
   },
+  NewWebhookEndpoint: {
+    description: 'The request body of POST /webhooks: the receiver URL and an optional description.',
+    examples: [{ url: 'https://plants.example.com/hooks/new-plant', description: 'Inventory sync' }],
+  },
+  WebhookEndpoint: {
+    description: 'A subscribed receiver of the newPlant webhook, without its secret.',
+    label: 'webhook endpoint',
+    examples: [
+      {
+        id: 'ep_5f0c6a0e9b8d4c2f8a1e3b7d9c0f1a2b',
+        url: 'https://plants.example.com/hooks/new-plant',
+        description: 'Inventory sync',
+        enabled: true,
+        createdAt: '2026-01-01T12:00:00.000Z',
+      },
+    ],
+  },
+  CreatedWebhookEndpoint: {
+    description: 'A newly registered receiver with its signing secret, which is shown only in this answer.',
+    label: 'created webhook endpoint',
+    examples: [
+      {
+        id: 'ep_5f0c6a0e9b8d4c2f8a1e3b7d9c0f1a2b',
+        url: 'https://plants.example.com/hooks/new-plant',
+        description: 'Inventory sync',
+        enabled: true,
+        createdAt: '2026-01-01T12:00:00.000Z',
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      },
+    ],
+  },
+  WebhookDelivery: {
+    description:
+      'One announcement of one plant to one endpoint. Its id is the webhook-id of every attempt, so receivers deduplicate on it.',
+    label: 'webhook delivery',
+    examples: [
+      {
+        id: 'msg_2b7e1516a8f04cc7_1042',
+        plantId: 9007199254740993n,
+        status: 'pending',
+        attempts: 1,
+        lastStatus: 503,
+        lastError: 'The receiver answered 503.',
+        nextAttemptAt: '2026-01-01T12:05:00.000Z',
+      },
+    ],
+  },
   Error: {
     description:
       'The body of every failure: `error` is the HTTP status of the response, `message` a sentence naming ' +
@@ -65,5 +124,9 @@ export const WIRE_FORMATS: ReadonlyArray<readonly [ZodTypeAny, JsonSchema]> = [
   [
     ListPlantsQuery.shape.limit,
     { type: 'integer', format: 'int32', minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT },
+  ],
+  [
+    ListWebhookDeliveriesQuery.shape.limit,
+    { type: 'integer', format: 'int32', minimum: 1, maximum: DELIVERIES_LIMIT_MAX, default: DELIVERIES_LIMIT_DEFAULT },
   ],
 ];

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { contract } from '../contract.ts';
 import { parseExactJson, stringifyExactJson } from '../exact-json.ts';
 import { ApiError, NewPlant, Plant } from '../schemas.ts';
+import { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint } from '../webhooks.ts';
 import { COMPONENT_DOCS } from './components.ts';
 import { createOpenApiDocument, type OpenApiDocument, stringifyOpenApiDocument } from './openapi-document.ts';
 
@@ -22,6 +23,8 @@ const documentAjv = () => {
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63 });
+  ajv.addFormat('uri', { type: 'string', validate: (text: string) => URL.canParse(text) });
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => !Number.isNaN(Date.parse(text)) });
   ajv.addKeyword({ keyword: 'components' });
   ajv.addKeyword({ keyword: 'paths' });
   ajv.addSchema({ $id: 'urn:plant-store:openapi', components: json.components, paths: json.paths });
@@ -133,6 +136,32 @@ describe('the OpenAPI document', () => {
     expect(createOpenApiDocument({ servers }).servers).toEqual(servers);
   });
 
+  it('declares the newPlant webhook: a POST of NewPlant with the three Standard Webhooks headers, acknowledged by any 2xx', () => {
+    const post = json.webhooks.newPlant?.post;
+    expect(post?.requestBody).toMatchObject({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
+    });
+    expect(post?.parameters?.map(({ name, in: where, required }) => [name, where, required])).toStrictEqual([
+      ['webhook-id', 'header', true],
+      ['webhook-timestamp', 'header', true],
+      ['webhook-signature', 'header', true],
+    ]);
+    expect(Object.keys(post?.responses ?? {})).toStrictEqual(['2XX']);
+    expect(post?.security).toStrictEqual([]);
+  });
+
+  it('has the webhook management paths, the created endpoint with its secret only in the 201', () => {
+    expect(Object.keys(json.paths['/webhooks'] ?? {}).sort()).toStrictEqual(['get', 'post']);
+    expect(Object.keys(json.paths['/webhooks/{id}'] ?? {}).sort()).toStrictEqual(['delete', 'get']);
+    expect(Object.keys(json.paths['/webhooks/{id}/deliveries'] ?? {})).toStrictEqual(['get']);
+    expect(json.paths['/webhooks']?.post?.responses['201']?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/CreatedWebhookEndpoint',
+    });
+    expect(json.components.schemas.WebhookEndpoint?.properties).not.toHaveProperty('secret');
+    expect(json.components.schemas.CreatedWebhookEndpoint?.required).toContain('secret');
+  });
+
   it('is the same document every time', () => {
     expect(stringifyOpenApiDocument(createOpenApiDocument())).toBe(text);
   });
@@ -143,6 +172,10 @@ describe('the examples in the document', () => {
     ['Plant', Plant],
     ['NewPlant', NewPlant],
     ['Error', ApiError],
+    ['NewWebhookEndpoint', NewWebhookEndpoint],
+    ['WebhookEndpoint', WebhookEndpoint],
+    ['CreatedWebhookEndpoint', CreatedWebhookEndpoint],
+    ['WebhookDelivery', WebhookDelivery],
   ])('of %s satisfy both the zod schema and the JSON Schema', (name, schema) => {
     const examples = COMPONENT_DOCS[name]?.examples ?? [];
     expect(examples.length).toBeGreaterThan(0);

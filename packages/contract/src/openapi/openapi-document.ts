@@ -9,6 +9,8 @@ import {
 import type { ZodTypeAny } from 'zod';
 import { contract } from '../contract.ts';
 import { exactJsonReplacer, restoreExactIntegers } from '../exact-json.ts';
+import { NewPlant } from '../schemas.ts';
+import { WEBHOOK_HEADERS } from '../webhooks.ts';
 import { COMPONENT_DOCS, componentSchemas, WIRE_FORMATS } from './components.ts';
 import { type JsonSchema, sameSchema, toJsonSchema } from './json-schema.ts';
 import { errorStatusDocs, HEADERS, type HeaderObject } from './responses.ts';
@@ -33,6 +35,8 @@ export type OpenApiOperation = {
   description?: string;
   tags: string[];
   deprecated?: boolean;
+  /** Set on webhooks: the receiver is not called with the API's bearer token. */
+  security?: Array<Record<string, string[]>>;
   parameters?: Parameter[];
   requestBody?: { description?: string; required: boolean; content: Record<string, MediaType> };
   responses: Record<string, OpenApiResponse>;
@@ -48,6 +52,8 @@ export type OpenApiDocument = {
   security: Array<Record<string, string[]>>;
   tags: Array<{ name: string; description?: string }>;
   paths: Record<string, Record<string, OpenApiOperation>>;
+  /** Requests the service makes to its subscribers. */
+  webhooks: Record<string, Record<string, OpenApiOperation>>;
   components: {
     schemas: Record<string, JsonSchema>;
     headers: Record<string, HeaderObject>;
@@ -72,7 +78,38 @@ const DESCRIPTION = `A plant store: clients add plants with a client-chosen id, 
 
 **Ids** are int64, kept exactly: integers beyond ±(2^53 − 1) must be written as plain JSON integers and are never rounded.`;
 
-const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = { plants: 'The plants in the store' };
+const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  plants: 'The plants in the store',
+  webhooks: 'Receivers subscribed to new plants, and the deliveries made to them',
+};
+
+/** The newPlant webhook: what the service POSTs to each subscribed endpoint for every new plant. */
+const newPlantWebhook = (schemaOf: (schema: ZodTypeAny) => JsonSchema): OpenApiOperation => ({
+  operationId: 'newPlant',
+  summary: 'A new plant was stored',
+  description:
+    'Sent to every enabled endpoint once per newly created plant (never for a replayed create), signed by the Standard Webhooks scheme. ' +
+    'Delivery is at least once: the same webhook-id may arrive more than once, so deduplicate on it. Answer any 2xx within the timeout (15 s by default) to acknowledge; ' +
+    'anything else, redirects included, is retried with growing delays (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h by default, with jitter, honouring Retry-After) and then given up. ' +
+    '410 Gone disables the endpoint.',
+  tags: ['webhooks'],
+  security: [],
+  parameters: Object.entries(WEBHOOK_HEADERS).map(([name, description]) => ({
+    name,
+    in: 'header' as const,
+    required: true,
+    description,
+    schema: name === 'webhook-timestamp' ? { type: 'string', pattern: '^[0-9]+$' } : { type: 'string' },
+  })),
+  requestBody: {
+    description: 'The plant as stored, with its exact int64 id.',
+    required: true,
+    content: { [JSON_MEDIA_TYPE]: { schema: schemaOf(NewPlant) } },
+  },
+  responses: {
+    '2XX': { description: 'The plant was received; any 2xx status acknowledges it. Any other answer is retried.' },
+  },
+});
 
 /** Every route of a ts-rest router, with the keys that lead to it. */
 const routesOf = (router: AppRouter, prefix: string[] = []): Array<{ keys: string[]; route: AppRoute }> =>
@@ -228,6 +265,7 @@ export const createOpenApiDocument = ({
     security: [{ [SECURITY_SCHEME]: [] }],
     tags: tags.map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] && { description: TAG_DESCRIPTIONS[name] }) })),
     paths,
+    webhooks: { newPlant: { post: newPlantWebhook(schemaOf) } },
     components: {
       schemas,
       headers: { ...HEADERS },

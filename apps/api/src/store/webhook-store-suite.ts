@@ -1,0 +1,231 @@
+import { describe, expect, it } from 'vitest';
+import type { PlantStore } from './plant-store.ts';
+import type { ClaimedDelivery, NewStoredEndpoint, StoredEndpoint } from './webhook-store.ts';
+
+let endpointCount = 0;
+const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpoint => {
+  endpointCount += 1;
+  return {
+    id: `ep_test${endpointCount}`,
+    url: `https://receiver.example.com/hooks/${endpointCount}`,
+    secret: `whsec_${Buffer.alloc(32, endpointCount).toString('base64')}`,
+    // Whole milliseconds, as both stores keep them; a minute ago, so before any plant of the test.
+    createdAt: new Date(Date.now() - 60_000 + endpointCount),
+    ...overrides,
+  };
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The webhook behaviour every backend must show; part of describePlantStore. */
+export const describeWebhookStore = (store: () => PlantStore): void => {
+  const register = async (endpoint = newEndpoint()): Promise<StoredEndpoint> => {
+    const created = await store().webhooks.createEndpoint(endpoint, 100);
+    if (created === undefined) throw new Error('The endpoint was not registered.');
+    return created;
+  };
+
+  describe('webhook endpoints', () => {
+    it('registers endpoints, lists them oldest first without secrets, reads and deletes them', async () => {
+      const first = newEndpoint({ description: 'Inventory' });
+      const second = newEndpoint();
+      expect(await store().webhooks.createEndpoint(first, 100)).toStrictEqual({
+        id: first.id,
+        url: first.url,
+        description: 'Inventory',
+        enabled: true,
+        createdAt: first.createdAt,
+      });
+      await store().webhooks.createEndpoint(second, 100);
+      const listed = await store().webhooks.listEndpoints();
+      expect(listed.map((endpoint) => endpoint.id)).toStrictEqual([first.id, second.id]);
+      expect(listed[1]).toStrictEqual({ id: second.id, url: second.url, enabled: true, createdAt: second.createdAt });
+      for (const endpoint of listed) expect(endpoint).not.toHaveProperty('secret');
+      expect(await store().webhooks.getEndpoint(second.id)).toStrictEqual(listed[1]);
+      expect(await store().webhooks.getEndpoint('ep_unknown')).toBeUndefined();
+
+      expect(await store().webhooks.deleteEndpoint(first.id)).toBe(true);
+      expect(await store().webhooks.deleteEndpoint(first.id)).toBe(false);
+      expect(await store().webhooks.getEndpoint(first.id)).toBeUndefined();
+      expect(await store().webhooks.listDeliveries(first.id, 10)).toBeUndefined();
+      expect(await store().webhooks.listDeliveries(second.id, 10)).toStrictEqual([]);
+    });
+  });
+
+  it('registers no more than the most endpoints allowed', async () => {
+    for (let index = 0; index < 3; index++)
+      expect(await store().webhooks.createEndpoint(newEndpoint(), 3)).toBeDefined();
+    const extra = newEndpoint();
+    expect(await store().webhooks.createEndpoint(extra, 3)).toBeUndefined();
+    expect(await store().webhooks.getEndpoint(extra.id)).toBeUndefined();
+    expect(await store().webhooks.listEndpoints()).toHaveLength(3);
+  });
+
+  describe('the outbox', () => {
+    it('announces nothing while no endpoint is registered', async () => {
+      await store().create({ id: 1n, name: 'Unheard' });
+      expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
+      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+    });
+
+    it('announces each created plant to each enabled endpoint once, exactly; replays and conflicts announce nothing', async () => {
+      const a = await register();
+      const b = await register();
+      const big = 9223372036854775807n;
+      expect((await store().create({ id: big, name: 'Max', tag: 'edge' })).outcome).toBe('created');
+      expect((await store().create({ id: 2n, name: 'Fern' })).outcome).toBe('created');
+      expect((await store().create({ id: 2n, name: 'Fern' })).outcome).toBe('replayed');
+      expect((await store().create({ id: 2n, name: 'Other' })).outcome).toBe('conflict');
+
+      for (const endpoint of [a, b]) {
+        const deliveries = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+        // Newest first.
+        expect(deliveries.map((delivery) => delivery.plantId)).toStrictEqual([2n, big]);
+        for (const delivery of deliveries) {
+          expect(delivery).toMatchObject({ endpointId: endpoint.id, status: 'pending', attempts: 0 });
+          expect(delivery.id).toMatch(/^msg_[0-9a-f]{16}_\d+$/);
+        }
+      }
+      expect((await store().webhooks.backlog()).pending).toBe(4);
+
+      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      expect(claimed).toHaveLength(4);
+      const forA = claimed.filter((delivery) => delivery.endpointId === a.id);
+      expect(forA.map((delivery) => delivery.plant).sort((x, y) => (x.id < y.id ? -1 : 1))).toStrictEqual([
+        { id: 2n, name: 'Fern' },
+        { id: big, name: 'Max', tag: 'edge' },
+      ]);
+      expect(forA[0]).toMatchObject({ url: a.url, secret: expect.stringMatching(/^whsec_/), attempts: 0 });
+      // Every id is distinct: one webhook-id per plant and endpoint.
+      expect(new Set(claimed.map((delivery) => delivery.id)).size).toBe(4);
+    });
+
+    it('counts announcements as pending at once, and gives an endpoint only the plants created since it was registered', async () => {
+      const early = await register();
+      for (const id of [20n, 21n, 22n]) await store().create({ id, name: `Plant ${id}` });
+      const backlog = await store().webhooks.backlog();
+      expect(backlog.pending).toBe(3);
+      expect(backlog.oldestPendingAt).toBeInstanceOf(Date);
+      await sleep(5);
+      const late = await register(newEndpoint({ createdAt: new Date() }));
+      await store().create({ id: 23n, name: 'Plant 23' });
+      expect((await store().webhooks.listDeliveries(early.id, 10))?.map((delivery) => delivery.plantId)).toStrictEqual([
+        23n,
+        22n,
+        21n,
+        20n,
+      ]);
+      expect((await store().webhooks.listDeliveries(late.id, 10))?.map((delivery) => delivery.plantId)).toStrictEqual([
+        23n,
+      ]);
+      expect((await store().webhooks.backlog()).pending).toBe(5);
+    });
+
+    it('leases what it claims: nobody else gets it until the lease runs out, and a lost lease cannot record', async () => {
+      const endpoint = await register();
+      await store().create({ id: 3n, name: 'Aloe' });
+      const [first] = await store().webhooks.claimDue({ limit: 10, leaseMs: 200 });
+      expect(first?.plant).toStrictEqual({ id: 3n, name: 'Aloe' });
+      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 200 })).toStrictEqual([]);
+      await sleep(400);
+      const [again] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      expect(again?.id).toBe(first?.id);
+      expect(
+        await store().webhooks.recordAttempt(first as ClaimedDelivery, { outcome: 'delivered', status: 200 }),
+      ).toBe(false);
+      expect(
+        await store().webhooks.recordAttempt(again as ClaimedDelivery, { outcome: 'delivered', status: 204 }),
+      ).toBe(true);
+      const [delivered] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
+      expect(delivered).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 204 });
+      expect(delivered?.deliveredAt).toBeInstanceOf(Date);
+      expect(delivered?.nextAttemptAt).toBeUndefined();
+      expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
+    });
+
+    it('schedules a retry, which is claimable once due, and fails for good when told', async () => {
+      const endpoint = await register();
+      await store().create({ id: 4n, name: 'Ivy' });
+      const [claim] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const before = Date.now();
+      expect(
+        await store().webhooks.recordAttempt(claim as ClaimedDelivery, {
+          outcome: 'retry',
+          retryInMs: 300,
+          status: 503,
+          error: 'The receiver answered 503.',
+        }),
+      ).toBe(true);
+      const [retrying] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
+      expect(retrying).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        lastStatus: 503,
+        lastError: 'The receiver answered 503.',
+      });
+      expect(retrying?.nextAttemptAt?.getTime()).toBeGreaterThanOrEqual(before + 200);
+      const backlog = await store().webhooks.backlog();
+      expect(backlog.pending).toBe(1);
+      expect(backlog.oldestPendingAt).toBeInstanceOf(Date);
+      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+      await sleep(450);
+      const [retry] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      expect(retry).toMatchObject({ id: claim?.id, attempts: 1 });
+      await store().webhooks.recordAttempt(retry as ClaimedDelivery, {
+        outcome: 'failed',
+        error: 'Connection refused.',
+      });
+      const [failed] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
+      expect(failed).toMatchObject({ status: 'failed', attempts: 2, lastError: 'Connection refused.' });
+      expect(failed).not.toHaveProperty('lastStatus');
+      expect(failed).not.toHaveProperty('nextAttemptAt');
+    });
+
+    it('on 410 Gone disables the endpoint, fails its pending deliveries and announces nothing more to it', async () => {
+      const gone = await register();
+      const other = await register();
+      await store().create({ id: 5n, name: 'One' });
+      await store().create({ id: 6n, name: 'Two' });
+      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const goneClaim = claimed.find((delivery) => delivery.endpointId === gone.id);
+      expect(
+        await store().webhooks.recordAttempt(goneClaim as ClaimedDelivery, {
+          outcome: 'gone',
+          status: 410,
+          error: 'The receiver answered 410 Gone.',
+        }),
+      ).toBe(true);
+      expect(await store().webhooks.getEndpoint(gone.id)).toMatchObject({ enabled: false });
+      const deliveries = (await store().webhooks.listDeliveries(gone.id, 10)) ?? [];
+      expect(deliveries.map((delivery) => delivery.status)).toStrictEqual(['failed', 'failed']);
+      await store().create({ id: 7n, name: 'Three' });
+      expect(await store().webhooks.listDeliveries(gone.id, 10)).toHaveLength(2);
+      expect((await store().webhooks.listDeliveries(other.id, 10))?.map((delivery) => delivery.plantId)).toStrictEqual([
+        7n,
+        6n,
+        5n,
+      ]);
+    });
+
+    it('drops the deliveries of a deleted endpoint and lists with a limit, newest first', async () => {
+      const endpoint = await register();
+      for (const id of [10n, 11n, 12n]) await store().create({ id, name: `Plant ${id}` });
+      expect(
+        (await store().webhooks.listDeliveries(endpoint.id, 2))?.map((delivery) => delivery.plantId),
+      ).toStrictEqual([12n, 11n]);
+      expect(await store().webhooks.deleteEndpoint(endpoint.id)).toBe(true);
+      expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
+      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+    });
+
+    it('announces every one of many plants created at once', async () => {
+      const endpoint = await register();
+      const ids = Array.from({ length: 100 }, (_, index) => BigInt(1000 + index));
+      await Promise.all(ids.map((id) => store().create({ id, name: `Plant ${id}` })));
+      // The same ids again, at once: all replays, no announcement.
+      await Promise.all(ids.map((id) => store().create({ id, name: `Plant ${id}` })));
+      const deliveries = (await store().webhooks.listDeliveries(endpoint.id, 1000)) ?? [];
+      expect(deliveries.map((delivery) => delivery.plantId).sort((a, b) => (a < b ? -1 : 1))).toStrictEqual(ids);
+    });
+  });
+};

@@ -1,0 +1,89 @@
+/**
+ * The webhook side of the store: subscribed endpoints and the outbox of announcements. Every
+ * store writes an announcement per enabled endpoint in the same transaction as the plant it
+ * announces (see `PlantStore.create`), so a create acknowledged is a delivery owed, even across
+ * a crash. Each backend keeps the outbox in a table of its own: the PostgreSQL job queues
+ * (pg-boss, graphile-worker) have no SQLite counterpart and could not join the plant's
+ * transaction on the embedded store, and the outbox is small enough to own.
+ */
+
+export type StoredEndpoint = {
+  id: string;
+  url: string;
+  description?: string;
+  enabled: boolean;
+  createdAt: Date;
+};
+
+export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled'> & {
+  /** `whsec_…`: kept to sign deliveries, never answered again after registration. */
+  secret: string;
+};
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export type StoredDelivery = {
+  /** The webhook-id of every attempt. */
+  id: string;
+  endpointId: string;
+  plantId: bigint;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatus?: number;
+  lastError?: string;
+  nextAttemptAt?: Date;
+  deliveredAt?: Date;
+  createdAt: Date;
+};
+
+/** A delivery leased to one worker until `leaseMs` after the claim; what an attempt needs. */
+export type ClaimedDelivery = {
+  id: string;
+  /** The delivery's key in the outbox. */
+  seq: bigint;
+  endpointId: string;
+  url: string;
+  secret: string;
+  plant: { id: bigint; name: string; tag?: string };
+  /** Attempts made before this one. */
+  attempts: number;
+  /** Proves the lease when the attempt is recorded: a lease taken over by another worker refuses it. */
+  leaseToken: string;
+  createdAt: Date;
+};
+
+export type AttemptResult =
+  | { outcome: 'delivered'; status: number }
+  /** Try again `retryInMs` from now. */
+  | { outcome: 'retry'; retryInMs: number; status?: number; error: string }
+  /** No retry left. */
+  | { outcome: 'failed'; status?: number; error: string }
+  /** The receiver answered 410 Gone: this delivery fails and the endpoint is disabled with its pending deliveries. */
+  | { outcome: 'gone'; status: 410; error: string };
+
+export type ClaimOptions = {
+  /** At most this many deliveries. */
+  limit: number;
+  /** How long the claim holds; past it, another worker (of any process) may take the delivery over. */
+  leaseMs: number;
+};
+
+export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
+
+export interface WebhookStore {
+  /** Registers the endpoint unless `max` endpoints exist already (then resolves undefined). */
+  createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<StoredEndpoint | undefined>;
+  /** Endpoints oldest first. */
+  listEndpoints(): Promise<StoredEndpoint[]>;
+  getEndpoint(id: string): Promise<StoredEndpoint | undefined>;
+  /** Removes the endpoint and its deliveries; resolves false when there was none. */
+  deleteEndpoint(id: string): Promise<boolean>;
+  /** The endpoint's deliveries, newest first; undefined when the endpoint does not exist. */
+  listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined>;
+  /** Leases pending deliveries that are due and not leased (or whose lease ran out), oldest due first. */
+  claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
+  /** Records an attempt; resolves false when the lease was lost (another worker took the delivery over). */
+  recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean>;
+  /** Pending deliveries, and when the oldest of them was announced: for metrics. */
+  backlog(): Promise<WebhookBacklog>;
+}

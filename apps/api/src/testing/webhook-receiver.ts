@@ -1,0 +1,98 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type ReceivedWebhook = { headers: IncomingHttpHeaders; body: string; receivedAt: number };
+
+/** How the receiver answers: a status (and headers), or 'hang' to never answer. */
+export type Answer = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
+
+export type WebhookReceiver = {
+  /** `http://127.0.0.1:<port>/hook` */
+  url: string;
+  port: number;
+  received: ReceivedWebhook[];
+  /** The most requests that were open at once. */
+  mostAtOnce(): number;
+  /** How the next requests are answered; 200 by default. */
+  answer: (next: Answer | ((request: ReceivedWebhook, index: number) => Answer)) => void;
+  /** Resolves once `count` requests have arrived (rejects after `timeoutMs`). */
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
+  /** Stops listening (connections refused) and drops open connections; `start` listens again on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+};
+
+/** A loopback receiver of webhooks on 127.0.0.1 and an ephemeral port, recording every request. */
+export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
+  const received: ReceivedWebhook[] = [];
+  const hanging: ServerResponse[] = [];
+  let decide: (request: ReceivedWebhook, index: number) => Answer = () => ({ status: 200 });
+  const waiters: Array<() => void> = [];
+  let server: Server | undefined;
+  let port = 0;
+  let open = 0;
+  let most = 0;
+
+  const listen = async () => {
+    const created = createServer((req, res) => {
+      most = Math.max(most, ++open);
+      res.once('close', () => {
+        open -= 1;
+      });
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const request = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+        received.push(request);
+        for (const wake of waiters.splice(0)) wake();
+        const answer = decide(request, received.length - 1);
+        if (answer === 'hang') {
+          hanging.push(res);
+          return;
+        }
+        const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end('ok');
+        if (answer.delayMs === undefined) send();
+        else setTimeout(send, answer.delayMs);
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      created.once('error', reject).listen(port, '127.0.0.1', () => resolve());
+    });
+    port = (created.address() as AddressInfo).port;
+    server = created;
+  };
+  await listen();
+
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    received,
+    mostAtOnce: () => most,
+    answer: (next) => {
+      decide = typeof next === 'function' ? next : () => next;
+    },
+    waitFor: (count, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const deadline = setTimeout(
+          () => reject(new Error(`Timed out waiting for ${count} webhooks; got ${received.length}.`)),
+          timeoutMs,
+        );
+        const check = () => {
+          if (received.length >= count) {
+            clearTimeout(deadline);
+            resolve(received.slice());
+          } else waiters.push(check);
+        };
+        check();
+      }),
+    stop: async () => {
+      const current = server;
+      server = undefined;
+      if (!current) return;
+      for (const res of hanging.splice(0)) res.destroy();
+      current.closeAllConnections();
+      await new Promise<void>((resolve) => current.close(() => resolve()));
+    },
+    start: listen,
+  };
+};

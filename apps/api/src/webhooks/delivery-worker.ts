@@ -1,0 +1,254 @@
+import { cpus } from 'node:os';
+import { stringifyExactJson } from '@org/plant-contract';
+import type { Logger } from 'pino';
+import type { WebhookConfig } from '../config.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import type { PlantStore } from '../store/plant-store.ts';
+import type { AttemptResult, ClaimedDelivery } from '../store/webhook-store.ts';
+import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
+import { secretKey, signedHeaders } from './signature.ts';
+import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
+
+export type WebhookDeliveryOptions = {
+  store: PlantStore;
+  config: WebhookConfig;
+  logger: Logger;
+  /** The service's metrics; the delivery metrics join its registry. */
+  metrics?: Metrics;
+  /** How long an idle worker waits before looking for due deliveries again. Default 1000. */
+  pollIntervalMs?: number;
+  /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
+  concurrency?: number;
+  /**
+   * Requests come first when the machine's cores are idle less than this share of the time (0 to
+   * 1): the worker then keeps at most SATURATED_CONCURRENCY attempts in flight, claims at most once
+   * per SATURATED_PAUSE_MS, and catches up once cores are idle again. Default 0.15; 0 never yields,
+   * above 1 always does.
+   */
+  yieldBelowIdleShare?: number;
+  /** How long stop() lets attempts in flight finish before cutting them off (they are retried later). Default 5000. */
+  stopGraceMs?: number;
+  /** Jitter source, for tests. */
+  random?: () => number;
+};
+
+export type WebhookDelivery = { stop(): Promise<void> };
+
+/** Longest wait a Retry-After may impose beyond the schedule: a receiver cannot park a delivery for ever. */
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+/** How far the lease outlasts the attempt's timeout: time to record the outcome. */
+const LEASE_MARGIN_MS = 30_000;
+/** While the event loop is saturated: the pause between claims (of one delivery each). */
+const SATURATED_PAUSE_MS = 20;
+/**
+ * While the machine is saturated: attempts in flight. With the pause, at most 100 deliveries a
+ * second: about 1 % of a core, and enough to keep up with a steady trickle of plants on a machine
+ * that other processes keep busy.
+ */
+const SATURATED_CONCURRENCY = 2;
+/** The window over which idle CPU time is measured. */
+const UTILIZATION_WINDOW_MS = 250;
+
+type CpuTimes = { idle: number; total: number };
+
+const cpuTimes = (): CpuTimes => {
+  let idle = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    idle += times.idle;
+    total += times.user + times.nice + times.sys + times.idle + times.irq;
+  }
+  return { idle, total };
+};
+
+/**
+ * Whether the machine's cores were idle less than `idleShare` of the last window. Deliveries then
+ * compete with requests for the CPU (whoever else is busy), so they step back; while cores are
+ * idle they use them. Neither this process's own CPU time nor its event-loop utilisation tells
+ * that: a create waits for the database thread, and other processes take cores too.
+ */
+const saturation = (idleShare: number): (() => boolean) => {
+  let start = cpuTimes();
+  let startedAt = performance.now();
+  let saturated = false;
+  return () => {
+    if (performance.now() - startedAt >= UTILIZATION_WINDOW_MS) {
+      const now = cpuTimes();
+      const total = now.total - start.total;
+      saturated = total > 0 && (now.idle - start.idle) / total < idleShare;
+      start = now;
+      startedAt = performance.now();
+    }
+    return saturated;
+  };
+};
+
+/** The wait after the store failed to answer a claim. */
+const STORE_FAILURE_BACKOFF_MS = 5_000;
+
+/**
+ * What an attempt comes to. 2xx: delivered. 410: the endpoint is gone. Anything else (3xx, 4xx,
+ * 5xx, timeout, connection failure): retried after the next delay of the schedule — spread by ±10 %
+ * so that retries of one burst do not arrive together, and never before Retry-After — or failed
+ * once the schedule is spent.
+ */
+export const attemptResult = (
+  outcome: PostOutcome,
+  attemptsBefore: number,
+  retryDelaysMs: readonly number[],
+  random: () => number = Math.random,
+): AttemptResult => {
+  const { status } = outcome;
+  if (status !== undefined && status >= 200 && status < 300) return { outcome: 'delivered', status };
+  if (status === 410) return { outcome: 'gone', status, error: 'The receiver answered 410 Gone.' };
+  const error =
+    status === undefined
+      ? (outcome as { error: string }).error
+      : status >= 300 && status < 400
+        ? `The receiver answered ${status}; redirects are not followed.`
+        : `The receiver answered ${status}.`;
+  const delay = retryDelaysMs[attemptsBefore];
+  const withStatus = status === undefined ? {} : { status };
+  if (delay === undefined) return { outcome: 'failed', ...withStatus, error };
+  const jittered = Math.round(delay * (0.9 + 0.2 * random()));
+  const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
+  const retryInMs = Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
+  return { outcome: 'retry', retryInMs, ...withStatus, error };
+};
+
+/**
+ * Drains the outbox off the request path: claims due deliveries (leased, so replicas share the
+ * work and a crashed one's deliveries come back), at most `concurrency` at a time, signs and POSTs
+ * each, and records the outcome. Memory is bounded by `concurrency`; a slow receiver holds one slot
+ * for at most the timeout, and creates never wait for any of this.
+ */
+export const startWebhookDelivery = ({
+  store,
+  config,
+  logger,
+  metrics,
+  pollIntervalMs = 1_000,
+  concurrency = 16,
+  stopGraceMs = 5_000,
+  yieldBelowIdleShare = 0.15,
+  random = Math.random,
+}: WebhookDeliveryOptions): WebhookDelivery => {
+  const log = logger.child({ component: 'webhooks' });
+  const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
+  const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency });
+  const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
+  const inFlight = new Set<Promise<void>>();
+  const isSaturated = saturation(yieldBelowIdleShare);
+  let stopping = false;
+  /** Ends the current pause early: on stop, and (unless saturated) when an attempt frees its slot. */
+  let wake: (() => void) | undefined;
+  let slotFreed: (() => void) | undefined;
+
+  const pause = (ms: number, { onFreedSlot }: { onFreedSlot: boolean }) =>
+    new Promise<void>((resolve) => {
+      // An idle worker does not keep the process alive; the server does.
+      const timer = setTimeout(done, ms).unref();
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        slotFreed = undefined;
+        resolve();
+      }
+      wake = done;
+      if (onFreedSlot) slotFreed = done;
+    });
+
+  const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
+    const body = stringifyExactJson(delivery.plant);
+    const headers = signedHeaders(secretKey(delivery.secret), delivery.id, Math.floor(Date.now() / 1000), body);
+    const outcome = await postWebhook(delivery.url, body, headers, {
+      timeoutMs: config.timeoutMs,
+      allowPrivate: config.allowPrivate,
+      agents,
+    });
+    const result = attemptResult(outcome, delivery.attempts, config.retryDelaysMs, random);
+    let recorded: DeliveryOutcome = result.outcome;
+    try {
+      if (!(await store.webhooks.recordAttempt(delivery, result))) recorded = 'lost_lease';
+    } catch (error) {
+      // The lease runs out and the delivery is attempted again: at least once, never lost.
+      log.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
+      return;
+    }
+    counted?.countAttempt(recorded);
+    // Never the URL (it may carry a receiver's token) and never the secret.
+    const fields = {
+      deliveryId: delivery.id,
+      endpointId: delivery.endpointId,
+      plantId: delivery.plant.id.toString(),
+      attempt: delivery.attempts + 1,
+      outcome: recorded,
+      ...('status' in result && result.status !== undefined && { status: result.status }),
+    };
+    if (result.outcome === 'delivered') log.debug(fields, 'webhook delivered');
+    else if (result.outcome === 'retry')
+      log.info({ ...fields, error: result.error, retryInMs: result.retryInMs }, 'webhook attempt failed; will retry');
+    else
+      log.warn(
+        { ...fields, error: result.error },
+        result.outcome === 'gone' ? 'webhook endpoint gone; disabled' : 'webhook delivery failed; no retry left',
+      );
+  };
+
+  const run = async (): Promise<void> => {
+    while (!stopping) {
+      const saturated = isSaturated();
+      const room = (saturated ? SATURATED_CONCURRENCY : concurrency) - inFlight.size;
+      if (room <= 0) {
+        await (saturated ? pause(SATURATED_PAUSE_MS, { onFreedSlot: false }) : Promise.race(inFlight));
+        continue;
+      }
+      let claimed: ClaimedDelivery[];
+      try {
+        claimed = await store.webhooks.claimDue({ limit: room, leaseMs });
+      } catch (error) {
+        if (stopping) break;
+        log.warn({ err: error }, 'could not claim webhook deliveries; trying again shortly');
+        await pause(STORE_FAILURE_BACKOFF_MS, { onFreedSlot: false });
+        continue;
+      }
+      for (const delivery of claimed) {
+        const running = attempt(delivery).catch((error: unknown) => {
+          log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly');
+        });
+        inFlight.add(running);
+        void running.finally(() => {
+          inFlight.delete(running);
+          // A freed slot may take the next due delivery at once.
+          slotFreed?.();
+        });
+      }
+      if (stopping) break;
+      // Requests come first: while they saturate the loop, claim once per pause.
+      if (saturated) await pause(SATURATED_PAUSE_MS, { onFreedSlot: false });
+      // A full claim suggests more are due; otherwise wait, unless an attempt finishes first.
+      else if (claimed.length < room) await pause(pollIntervalMs, { onFreedSlot: true });
+    }
+  };
+
+  const running = run();
+
+  return {
+    async stop() {
+      stopping = true;
+      wake?.();
+      // Attempts in flight may finish and be recorded before the store closes; a slow receiver is
+      // cut off after the grace, its attempt recorded as failed and retried later.
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise((resolve) => {
+        timer = setTimeout(resolve, stopGraceMs);
+      });
+      await Promise.race([Promise.allSettled([running, ...inFlight]), grace]);
+      clearTimeout(timer);
+      agents.http.destroy();
+      agents.https.destroy();
+      await running;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+};

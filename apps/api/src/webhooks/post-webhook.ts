@@ -1,0 +1,123 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { guardedLookup, hostOf, nonPublicCause } from './target-address.ts';
+
+/** How much of a receiver's answer is read: enough to reuse the connection, never a memory risk. */
+export const RESPONSE_BYTES_LIMIT = 4096;
+
+export type PostOptions = {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  agents: { http: HttpAgent; https: HttpsAgent };
+};
+
+/** What one attempt came to: the status when the receiver answered, or why it did not. */
+export type PostOutcome =
+  | { status: number; retryAfterMs?: number }
+  | { status?: undefined; error: string; refused?: boolean };
+
+/** Keep-alive agents for the worker; each new connection goes through the guarded lookup unless private targets are allowed. */
+export const createAgents = ({
+  allowPrivate,
+  maxSockets,
+}: {
+  allowPrivate: boolean;
+  maxSockets: number;
+}): PostOptions['agents'] => {
+  const options = {
+    keepAlive: true,
+    maxSockets,
+    maxFreeSockets: maxSockets,
+    ...(!allowPrivate && { lookup: guardedLookup as never }),
+  };
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+};
+
+/** Retry-After in milliseconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). */
+export const parseRetryAfter = (value: string | undefined, now = Date.now()): number | undefined => {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+};
+
+const describeFailure = (error: NodeJS.ErrnoException): string => {
+  if (error.code === 'EPRIVATEADDRESS') return `Refused to connect: ${error.message}`;
+  if (error.code === 'ETIMEDOUT_WEBHOOK') return error.message;
+  return `Connection failed: ${error.code ?? error.message}.`;
+};
+
+/**
+ * POSTs one delivery. Redirects are not followed (a 3xx is an answer like any other), the answer
+ * is read up to RESPONSE_BYTES_LIMIT, and the whole exchange ends within `timeoutMs`.
+ */
+export const postWebhook = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  { timeoutMs, allowPrivate, agents }: PostOptions,
+): Promise<PostOutcome> =>
+  new Promise((resolve) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      resolve({ error: 'The endpoint URL is not valid.', refused: true });
+      return;
+    }
+    const https = target.protocol === 'https:';
+    if (!https && !(allowPrivate && target.protocol === 'http:')) {
+      resolve({ error: `Refused to connect: ${target.protocol} URLs are not allowed.`, refused: true });
+      return;
+    }
+    // An IP literal is connected to without a lookup, so it is judged here.
+    const host = hostOf(target);
+    const cause = !allowPrivate && isIP(host) !== 0 ? nonPublicCause(host) : undefined;
+    if (cause) {
+      resolve({ error: `Refused to connect: ${host} is ${cause}.`, refused: true });
+      return;
+    }
+
+    let settled = false;
+    const finish = (outcome: PostOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    const send = https ? httpsRequest : httpRequest;
+    const outgoing = send(target, {
+      method: 'POST',
+      agent: https ? agents.https : agents.http,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'plant-store-webhooks/1',
+        ...headers,
+      },
+    });
+    const timer = setTimeout(() => {
+      outgoing.destroy(
+        Object.assign(new Error(`No 2xx answer within ${timeoutMs} ms.`), { code: 'ETIMEDOUT_WEBHOOK' }),
+      );
+    }, timeoutMs);
+    outgoing.once('error', (error: NodeJS.ErrnoException) => finish({ error: describeFailure(error) }));
+    outgoing.once('response', (response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      const retryAfter = response.headers['retry-after'];
+      const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        // More than we care to read: drop the connection rather than the memory.
+        if (read > RESPONSE_BYTES_LIMIT) response.destroy();
+      });
+      const done = () => finish(retryAfterMs === undefined ? { status } : { status, retryAfterMs });
+      response.once('end', done);
+      response.once('close', done);
+      response.once('error', done);
+    });
+    outgoing.end(body);
+  });

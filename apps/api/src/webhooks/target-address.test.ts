@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { guardedLookup, nonPublicCause, refuseTarget } from './target-address.ts';
+
+describe('nonPublicCause', () => {
+  it.each([
+    ['127.0.0.1', /loopback/],
+    ['127.255.1.2', /loopback/],
+    ['10.0.0.1', /private/],
+    ['172.16.5.4', /private/],
+    ['172.31.255.255', /private/],
+    ['192.168.1.1', /private/],
+    ['169.254.169.254', /link-local/],
+    ['100.64.0.1', /carrier-grade NAT/],
+    ['100.127.255.254', /carrier-grade NAT/],
+    ['0.0.0.0', /unspecified/],
+    ['255.255.255.255', /broadcast/],
+    ['224.0.0.1', /multicast/],
+    ['::1', /loopback/],
+    ['::', /unspecified/],
+    ['fe80::1', /link-local/],
+    ['fe80::1%eth0', /link-local/],
+    ['fc00::1', /unique-local/],
+    ['fd12:3456:789a::1', /unique-local/],
+    ['::ffff:127.0.0.1', /loopback address \(IPv4-mapped\)/],
+    ['::ffff:7f00:1', /loopback address \(IPv4-mapped\)/],
+    ['::ffff:10.1.2.3', /private address \(IPv4-mapped\)/],
+    ['::ffff:a9fe:a9fe', /link-local address \(IPv4-mapped\)/],
+    ['64:ff9b::192.168.0.1', /private address \(NAT64\)/],
+    ['::127.0.0.1', /loopback address \(IPv4-compatible\)/],
+  ])('judges %s non-public', (address, cause) => {
+    expect(nonPublicCause(address)).toMatch(cause);
+  });
+
+  it.each([
+    '93.184.215.14',
+    '8.8.8.8',
+    '100.63.255.255',
+    '100.128.0.0',
+    '172.32.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+  ])('judges %s public', (address) => {
+    expect(nonPublicCause(address)).toBeUndefined();
+  });
+});
+
+describe('refuseTarget', () => {
+  const publicDns = { allowPrivate: false, resolve: async () => ['93.184.215.14'] };
+
+  it('accepts an https URL whose host has only public addresses', async () => {
+    expect(await refuseTarget('https://receiver.example.com/hooks?x=1', publicDns)).toBeUndefined();
+  });
+
+  it.each([
+    ['http://receiver.example.com/', /must use https \(got http\)/],
+    ['ftp://receiver.example.com/', /must use https/],
+    ['https://user:pw@receiver.example.com/', /user name or password/],
+    ['https://127.0.0.1/', /127\.0\.0\.1 is a loopback address/],
+    ['https://[::1]:8443/', /::1 is a loopback address/],
+    ['https://[::ffff:127.0.0.1]/', /loopback address \(IPv4-mapped\)/],
+    ['https://10.1.2.3/', /private address/],
+    ['https://169.254.169.254/latest/meta-data', /link-local/],
+    ['https://100.64.1.1/', /carrier-grade NAT/],
+    ['https://[fd00::1]/', /unique-local/],
+    ['https://0.0.0.0/', /unspecified/],
+    ['https://localhost:8443/', /loopback name/],
+    ['https://2130706433/', /loopback/],
+  ])('refuses %s', async (url, cause) => {
+    expect(await refuseTarget(url, publicDns)).toMatch(cause);
+  });
+
+  it('refuses a name that resolves to any non-public address', async () => {
+    const rebinding = { allowPrivate: false, resolve: async () => ['93.184.215.14', '192.168.0.10'] };
+    expect(await refuseTarget('https://sneaky.example.com/', rebinding)).toBe(
+      'url must reach a public address: sneaky.example.com resolves to 192.168.0.10, a private address.',
+    );
+  });
+
+  it('refuses a name that does not resolve', async () => {
+    const failing = {
+      allowPrivate: false,
+      resolve: async () => {
+        throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
+      },
+    };
+    expect(await refuseTarget('https://nowhere.example/', failing)).toMatch(/cannot be resolved \(ENOTFOUND\)/);
+  });
+
+  it('with PLANT_WEBHOOKS_ALLOW_PRIVATE allows private addresses and plain http', async () => {
+    expect(await refuseTarget('http://127.0.0.1:8080/hook', { allowPrivate: true })).toBeUndefined();
+    expect(await refuseTarget('https://10.0.0.1/', { allowPrivate: true })).toBeUndefined();
+    expect(await refuseTarget('ftp://10.0.0.1/', { allowPrivate: true })).toMatch(/https/);
+  });
+});
+
+describe('guardedLookup (connect time)', () => {
+  const lookup = (host: string, all: boolean) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((resolve) => {
+      guardedLookup(host, { all }, (error, address) => resolve({ error, address }));
+    });
+
+  it('refuses a name that resolves to a loopback address, in both lookup forms', async () => {
+    for (const all of [false, true]) {
+      const { error } = await lookup('localhost', all);
+      expect(error).toMatchObject({
+        code: 'EPRIVATEADDRESS',
+        message: expect.stringMatching(/^localhost resolves to/),
+      });
+    }
+  });
+});

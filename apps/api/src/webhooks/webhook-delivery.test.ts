@@ -1,0 +1,380 @@
+import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseExactJson } from '@org/plant-contract';
+import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../app.ts';
+import { staticTokens } from '../auth/authenticator.ts';
+import { hashToken } from '../auth/token-hash.ts';
+import { createMetrics } from '../ops/metrics.ts';
+import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { expectError } from '../testing/expect-error.ts';
+import { postPlant } from '../testing/http-request.ts';
+import { makeDataDir, TEST_TOKEN } from '../testing/test-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
+import { startWebhookDelivery } from './delivery-worker.ts';
+import { createAgents, postWebhook } from './post-webhook.ts';
+
+type Started = { base: string; metrics: ReturnType<typeof createMetrics>; stop(): Promise<void> };
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The real app and delivery worker on a SQLite store in a temporary directory, on 127.0.0.1:<ephemeral>. */
+const startService = async ({
+  allowPrivate = true,
+  retryDelaysMs = [300, 300, 300],
+  timeoutMs = 2_000,
+  // Never step back for requests, unless a test says so: a busy test machine must not slow these tests.
+  yieldBelowIdleShare = 0,
+} = {}): Promise<Started> => {
+  const dataDir = makeDataDir();
+  const store = await SqlitePlantStore.open(dataDir);
+  const metrics = createMetrics({ processMetrics: false });
+  const app = createApp({
+    store,
+    authenticate: staticTokens([hashToken(TEST_TOKEN)]),
+    metrics,
+    allowPrivateWebhooks: allowPrivate,
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const listening = createServer(app).listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const delivery = startWebhookDelivery({
+    store,
+    config: { timeoutMs, retryDelaysMs, allowPrivate },
+    logger: pino({ enabled: false }),
+    metrics,
+    pollIntervalMs: 50,
+    stopGraceMs: 500,
+    yieldBelowIdleShare,
+    random: () => 0.5,
+  });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await delivery.stop();
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  cleanups.push(stop);
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, metrics, stop };
+};
+
+const receiver = async (): Promise<WebhookReceiver> => {
+  const started = await startWebhookReceiver();
+  cleanups.push(() => started.stop());
+  return started;
+};
+
+const api = (base: string, path: string, init: RequestInit = {}) =>
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', ...init.headers },
+  });
+
+type Endpoint = { id: string; url: string; secret: string; enabled: boolean; createdAt: string; description?: string };
+type Delivery = { id: string; plantId: number | bigint; status: string; attempts: number; lastStatus?: number };
+
+const register = async (base: string, url: string, description?: string): Promise<Endpoint> => {
+  const response = await api(base, '/webhooks', { method: 'POST', body: JSON.stringify({ url, description }) });
+  expect(response.status).toBe(201);
+  return (await response.json()) as Endpoint;
+};
+
+const deliveries = async (base: string, id: string): Promise<Delivery[]> => {
+  const response = await api(base, `/webhooks/${id}/deliveries`);
+  expect(response.status).toBe(200);
+  return parseExactJson(await response.text()) as Delivery[];
+};
+
+const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(
+        `Condition not met within ${timeoutMs} ms: ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+/** standardwebhooks' own verification of a received request, as a receiver would run it. */
+const verify = (secret: string, { body, headers }: { body: string; headers: Record<string, unknown> }) =>
+  new Webhook(secret).verify(body, headers as Record<string, string>);
+
+describe('webhook management over HTTP', () => {
+  it('registers, lists, reads and deletes endpoints; the secret only in the 201', async () => {
+    const { base } = await startService();
+    const created = await register(base, 'http://127.0.0.1:9/hook', 'Inventory sync');
+    expect(created).toStrictEqual({
+      id: expect.stringMatching(/^ep_[0-9a-f]{32}$/),
+      url: 'http://127.0.0.1:9/hook',
+      description: 'Inventory sync',
+      enabled: true,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    expect(Buffer.from(created.secret.slice(6), 'base64')).toHaveLength(32);
+    const { secret: _secret, ...withoutSecret } = created;
+
+    const listed = await api(base, '/webhooks');
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toStrictEqual([withoutSecret]);
+    const got = await api(base, `/webhooks/${created.id}`);
+    expect(await got.json()).toStrictEqual(withoutSecret);
+    expect(await deliveries(base, created.id)).toStrictEqual([]);
+
+    const deleted = await api(base, `/webhooks/${created.id}`, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    expect(await deleted.text()).toBe('');
+    await expectError(await api(base, `/webhooks/${created.id}`), 404, /No webhook endpoint has id "ep_/);
+    await expectError(await api(base, `/webhooks/${created.id}`, { method: 'DELETE' }), 404, /No webhook endpoint/);
+    await expectError(await api(base, `/webhooks/${created.id}/deliveries`), 404, /No webhook endpoint/);
+    expect(await (await api(base, '/webhooks')).json()).toStrictEqual([]);
+  });
+
+  it('answers bad input with the usual Error bodies', async () => {
+    const { base } = await startService();
+    const post = (body: string) => api(base, '/webhooks', { method: 'POST', body });
+    await expectError(await post('{}'), 400, /url is required/);
+    await expectError(await post('{"url":42}'), 400, /url must be a string/);
+    await expectError(await post('{"url":"not a url"}'), 400, /url must be an absolute URL/);
+    await expectError(await post('{"url":"ftp://127.0.0.1/"}'), 400, /url must use https \(got ftp\)/);
+    await expectError(await post(`{"url":"https://x.test/${'a'.repeat(2000)}"}`), 400, /url must be at most 2000/);
+    await expectError(await post('{"url":"http://127.0.0.1/","description":7}'), 400, /description must be a string/);
+    await expectError(await post('[1]'), 400, /must be a JSON object/);
+    const { id } = await register(base, 'http://127.0.0.1:9/hook');
+    await expectError(await api(base, `/webhooks/${id}/deliveries?limit=0`), 400, /limit must be an integer from 1/);
+    await expectError(await api(base, `/webhooks/${id}/deliveries?limit=abc`), 400, /limit/);
+    await expectError(await api(base, '/webhooks/unknown'), 404, /No webhook endpoint has id "unknown"/);
+    await expectError(
+      await fetch(`${base}/webhooks`, { headers: { authorization: 'Bearer wrong-token-0123456789' } }),
+      401,
+    );
+    await expectError(await api(base, '/webhooks', { method: 'PUT' }), 405);
+  });
+
+  it('registers at most 100 endpoints, then answers 409', async () => {
+    const { base } = await startService();
+    for (let index = 0; index < 100; index += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, offset) => register(base, `http://127.0.0.1:9/${index + offset}`)),
+      );
+    }
+    const refused = await api(base, '/webhooks', { method: 'POST', body: '{"url":"http://127.0.0.1:9/extra"}' });
+    await expectError(refused, 409, /At most 100 webhook endpoints/);
+    expect(await (await api(base, '/webhooks')).json()).toHaveLength(100);
+  });
+
+  it('refuses private, loopback and plain-http targets without PLANT_WEBHOOKS_ALLOW_PRIVATE', async () => {
+    const { base } = await startService({ allowPrivate: false });
+    const post = (url: string) => api(base, '/webhooks', { method: 'POST', body: JSON.stringify({ url }) });
+    await expectError(await post('http://127.0.0.1:8080/hook'), 400, /url must use https \(got http\)/);
+    await expectError(await post('https://127.0.0.1/hook'), 400, /127\.0\.0\.1 is a loopback address/);
+    await expectError(await post('https://[::ffff:127.0.0.1]/'), 400, /loopback address \(IPv4-mapped\)/);
+    await expectError(await post('https://10.0.0.7/'), 400, /private address/);
+    await expectError(await post('https://169.254.169.254/latest/meta-data/'), 400, /link-local/);
+    await expectError(await post('https://100.64.0.1/'), 400, /carrier-grade NAT/);
+    await expectError(await post('https://[fd00::1]/'), 400, /unique-local/);
+    await expectError(await post('https://localhost:8443/'), 400, /loopback/);
+    expect(await (await api(base, '/webhooks')).json()).toStrictEqual([]);
+  });
+});
+
+describe('webhook delivery over HTTP', () => {
+  it('POSTs each new plant, exactly, signed so that standardwebhooks verifies it; a replay announces nothing', async () => {
+    const { base, metrics } = await startService();
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    const id = 9223372036854775807n;
+    expect((await postPlant(base, TEST_TOKEN, { id, name: 'Max 🌿', tag: 'edge' })).status).toBe(200);
+    expect((await postPlant(base, TEST_TOKEN, { id: 2n, name: 'Fern' })).status).toBe(200);
+    // The same plant again: 200, and no second announcement.
+    expect((await postPlant(base, TEST_TOKEN, { id, name: 'Max 🌿', tag: 'edge' })).status).toBe(200);
+
+    const received = await hook.waitFor(2);
+    const bodies = received.map((request) => request.body).sort();
+    expect(bodies).toStrictEqual(['{"id":2,"name":"Fern"}', '{"id":9223372036854775807,"name":"Max 🌿","tag":"edge"}']);
+    for (const request of received) {
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.headers['webhook-id']).toMatch(/^msg_[0-9a-f]{16}_\d+$/);
+      expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
+      expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      expect(() => verify(endpoint.secret, request)).not.toThrow();
+      expect(() => verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, request)).toThrow();
+      expect(() => verify(endpoint.secret, { ...request, body: `${request.body} ` })).toThrow();
+    }
+    const listed = await until(
+      () => deliveries(base, endpoint.id),
+      (list) => list.every((delivery) => delivery.status === 'delivered'),
+    );
+    expect(listed.map((delivery) => delivery.plantId)).toStrictEqual([2, id]);
+    expect(listed[0]).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 200 });
+    expect(listed[0]).toHaveProperty('deliveredAt');
+    expect(new Set(listed.map((delivery) => delivery.id))).toStrictEqual(
+      new Set(received.map((request) => request.headers['webhook-id'])),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(hook.received).toHaveLength(2);
+
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/plant_webhook_deliveries_total\{outcome="delivered"\} 2/);
+    expect(text).toMatch(/plant_webhook_deliveries_pending 0/);
+    expect(text).toMatch(/plant_webhook_oldest_pending_age_seconds 0/);
+    expect(text).not.toContain(endpoint.secret.slice(6));
+  });
+
+  it('keeps retrying a receiver that is down for a while, with the same webhook-id, and delivers once it is back', async () => {
+    const { base } = await startService({ retryDelaysMs: [200, 200, 200, 200, 200] });
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    hook.answer((_request, index) => (index < 2 ? { status: 503 } : { status: 204 }));
+    await hook.stop();
+    expect((await postPlant(base, TEST_TOKEN, { id: 7n, name: 'Patient' })).status).toBe(200);
+    // Connection refused for a while…
+    const refused = await until(
+      () => deliveries(base, endpoint.id),
+      ([delivery]) => (delivery?.attempts ?? 0) >= 2,
+    );
+    expect(refused[0]).toMatchObject({ status: 'pending', lastError: expect.stringMatching(/ECONNREFUSED/) });
+    expect(refused[0]).toHaveProperty('nextAttemptAt');
+    // …then up, answering 503 twice, then 204.
+    await hook.start();
+    const received = await hook.waitFor(3, 15_000);
+    const ids = new Set(received.map((request) => request.headers['webhook-id']));
+    expect(ids.size).toBe(1);
+    for (const request of received) expect(() => verify(endpoint.secret, request)).not.toThrow();
+    const [delivered] = await until(
+      () => deliveries(base, endpoint.id),
+      ([delivery]) => delivery?.status === 'delivered',
+    );
+    expect(delivered).toMatchObject({ status: 'delivered', lastStatus: 204, attempts: 5 });
+    expect(delivered).not.toHaveProperty('lastError');
+  });
+
+  it('delivers several at once, but at most two at a time while the machine is saturated', async () => {
+    for (const [yieldBelowIdleShare, most] of [
+      [0, 4],
+      [1.01, 2],
+    ] as const) {
+      const { base } = await startService({ yieldBelowIdleShare });
+      const hook = await receiver();
+      await register(base, hook.url);
+      hook.answer({ status: 200, delayMs: 150 });
+      // The first measurement of idle CPU time ends after a quarter of a second.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      for (let id = 1n; id <= 4n; id++) {
+        expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+      }
+      await hook.waitFor(4, 5_000);
+      expect(hook.mostAtOnce()).toBe(most);
+    }
+  });
+
+  it('gives up after the last retry: the delivery is failed', async () => {
+    const { base } = await startService({ retryDelaysMs: [100, 100] });
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    hook.answer({ status: 302, headers: { location: 'http://127.0.0.1:9/elsewhere' } });
+    expect((await postPlant(base, TEST_TOKEN, { id: 8n, name: 'Hopeless' })).status).toBe(200);
+    const [failed] = await until(
+      () => deliveries(base, endpoint.id),
+      ([delivery]) => delivery?.status === 'failed',
+    );
+    expect(failed).toMatchObject({
+      attempts: 3,
+      lastStatus: 302,
+      lastError: expect.stringMatching(/redirects are not followed/),
+    });
+    expect(failed).not.toHaveProperty('nextAttemptAt');
+    // The redirect was not followed: every request went to the registered URL.
+    expect(hook.received).toHaveLength(3);
+  });
+
+  it('disables an endpoint that answers 410 Gone and sends it nothing more', async () => {
+    const { base } = await startService();
+    const gone = await receiver();
+    const other = await receiver();
+    const goneEndpoint = await register(base, gone.url);
+    const otherEndpoint = await register(base, other.url);
+    gone.answer({ status: 410 });
+    expect((await postPlant(base, TEST_TOKEN, { id: 1n, name: 'First' })).status).toBe(200);
+    await gone.waitFor(1);
+    await until(
+      async () => (await api(base, `/webhooks/${goneEndpoint.id}`)).json() as Promise<Endpoint>,
+      (endpoint) => endpoint.enabled === false,
+    );
+    expect((await postPlant(base, TEST_TOKEN, { id: 2n, name: 'Second' })).status).toBe(200);
+    await other.waitFor(2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(gone.received).toHaveLength(1);
+    expect(await deliveries(base, goneEndpoint.id)).toMatchObject([{ status: 'failed', lastStatus: 410 }]);
+    expect((await deliveries(base, otherEndpoint.id)).map((delivery) => delivery.plantId)).toStrictEqual([2, 1]);
+  });
+
+  it('does not slow creates while a receiver hangs, and gives up on it after the timeout', async () => {
+    const { base } = await startService({ timeoutMs: 300, retryDelaysMs: [60_000] });
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    hook.answer('hang');
+    const started = performance.now();
+    for (let id = 1n; id <= 20n; id++)
+      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const list = await until(
+      () => deliveries(base, endpoint.id),
+      (all) => all.length === 20 && all.every((delivery) => delivery.attempts === 1),
+    );
+    expect(list[0]).toMatchObject({ status: 'pending', lastError: 'No 2xx answer within 300 ms.' });
+  });
+
+  it('stops within its grace while a receiver hangs, cutting the attempt off', async () => {
+    const { base, stop } = await startService({ timeoutMs: 10_000 });
+    const hook = await receiver();
+    await register(base, hook.url);
+    hook.answer('hang');
+    expect((await postPlant(base, TEST_TOKEN, { id: 1n, name: 'Cut' })).status).toBe(200);
+    await hook.waitFor(1);
+    const started = performance.now();
+    await stop();
+    // The grace is 500 ms here; the attempt was cut, not awaited for its 10 s timeout.
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  it('refuses at connect time a name that resolves to a private address (DNS rebinding), and private IP literals', async () => {
+    const hook = await receiver();
+    const options = {
+      timeoutMs: 1_000,
+      allowPrivate: false,
+      agents: createAgents({ allowPrivate: false, maxSockets: 1 }),
+    };
+    cleanups.push(async () => {
+      options.agents.http.destroy();
+      options.agents.https.destroy();
+    });
+    // The name passed registration elsewhere (or resolved publicly then); what it resolves to now decides.
+    expect(await postWebhook(`https://localhost:${hook.port}/hook`, '{}', {}, options)).toStrictEqual({
+      error: expect.stringMatching(
+        /^Refused to connect: localhost resolves to (127\.0\.0\.1|::1), a loopback address\.$/,
+      ),
+    });
+    expect(await postWebhook(`https://127.0.0.1:${hook.port}/hook`, '{}', {}, options)).toStrictEqual({
+      error: 'Refused to connect: 127.0.0.1 is a loopback address.',
+      refused: true,
+    });
+    expect(await postWebhook(`http://example.com:${hook.port}/hook`, '{}', {}, options)).toMatchObject({
+      error: 'Refused to connect: http: URLs are not allowed.',
+    });
+    expect(hook.received).toHaveLength(0);
+  });
+});

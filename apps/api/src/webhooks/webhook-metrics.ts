@@ -1,0 +1,53 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { WebhookStore } from '../store/webhook-store.ts';
+
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'gone' | 'lost_lease';
+
+export type WebhookMetrics = { countAttempt(outcome: DeliveryOutcome): void };
+
+/**
+ * The delivery metrics, on the service's registry: attempts by outcome, and the backlog read from
+ * the store at each scrape (so every replica reports the shared outbox of PostgreSQL).
+ */
+export const createWebhookMetrics = (registry: Registry, store: WebhookStore): WebhookMetrics => {
+  const attempts = new Counter({
+    name: 'plant_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered (2xx), retry (scheduled again), failed (no retry left), gone (410: endpoint disabled), lost_lease (another worker took over).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  let backlog: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;
+  // One store query serves both gauges of a scrape.
+  const readBacklog = () => {
+    backlog ??= store
+      .backlog()
+      .then(({ pending, oldestPendingAt }) => ({
+        pending,
+        oldestAgeSeconds: oldestPendingAt ? Math.max(0, (Date.now() - oldestPendingAt.getTime()) / 1000) : 0,
+      }))
+      .finally(() => {
+        setImmediate(() => {
+          backlog = undefined;
+        });
+      });
+    return backlog;
+  };
+  new Gauge({
+    name: 'plant_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet delivered or failed.',
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog().catch(() => ({ pending: Number.NaN }))).pending);
+    },
+  });
+  new Gauge({
+    name: 'plant_webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending webhook delivery (0 when none is pending).',
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog().catch(() => ({ oldestAgeSeconds: Number.NaN }))).oldestAgeSeconds);
+    },
+  });
+  for (const outcome of ['delivered', 'retry', 'failed', 'gone'] as const) attempts.inc({ outcome }, 0);
+  return { countAttempt: (outcome) => attempts.inc({ outcome }) };
+};

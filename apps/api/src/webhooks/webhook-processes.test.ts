@@ -1,0 +1,145 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseExactJson } from '@org/plant-contract';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { httpRequest, postPlant } from '../testing/http-request.ts';
+import { killAllMains, MAIN_TEST_TOKEN, startMain } from '../testing/main-process.ts';
+import type { TestDatabase } from '../testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
+
+/** The real service processes (node src/main.ts), killed for real. */
+
+const dataDirs: string[] = [];
+const receivers: WebhookReceiver[] = [];
+const databases: TestDatabase[] = [];
+
+afterEach(async () => {
+  await killAllMains();
+  for (const receiver of receivers.splice(0)) await receiver.stop();
+  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const database of databases.splice(0)) await database.drop();
+});
+afterAll(killAllMains);
+
+const WEBHOOK_ENV = {
+  PLANT_API_TOKENS: MAIN_TEST_TOKEN,
+  PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
+  PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
+};
+
+const receiver = async () => {
+  const started = await startWebhookReceiver();
+  receivers.push(started);
+  return started;
+};
+
+const auth = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
+
+const register = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
+  const answer = await httpRequest(`${base}/webhooks`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ url }),
+  });
+  expect(answer.status, answer.text).toBe(201);
+  return answer.json() as { id: string; secret: string };
+};
+
+type Delivery = { id: string; plantId: number | bigint; status: string; attempts: number };
+
+const deliveries = async (base: string, endpointId: string): Promise<Delivery[]> => {
+  const answer = await httpRequest(`${base}/webhooks/${endpointId}/deliveries?limit=1000`, { headers: auth });
+  expect(answer.status, answer.text).toBe(200);
+  return parseExactJson(answer.text) as Delivery[];
+};
+
+const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms.`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+describe('webhooks in the service process', () => {
+  it('delivers a plant acknowledged just before kill -9, after the restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plant-webhook-kill-'));
+    dataDirs.push(dataDir);
+    const env = { ...WEBHOOK_ENV, PLANT_DATA_DIR: dataDir, PLANT_WEBHOOK_TIMEOUT_MS: '60000' };
+    const hook = await receiver();
+    // Nothing is acknowledged before the kill: an attempt already under way never gets its answer.
+    hook.answer('hang');
+    const first = await startMain(env);
+    const endpoint = await register(first.url, hook.url);
+    const id = 9007199254740993n;
+    expect((await postPlant(first.url, MAIN_TEST_TOKEN, { id, name: 'Survivor', tag: 'durable' })).status).toBe(200);
+    first.child.kill('SIGKILL');
+    expect(await first.exited()).toStrictEqual({ code: null, signal: 'SIGKILL' });
+
+    hook.answer({ status: 200 });
+    const second = await startMain(env);
+    const [delivered] = await until(
+      () => deliveries(second.url, endpoint.id),
+      ([delivery]) => delivery?.status === 'delivered',
+    );
+    expect(delivered).toMatchObject({ plantId: id, status: 'delivered' });
+    const last = hook.received.at(-1);
+    expect(last?.body).toBe('{"id":9007199254740993,"name":"Survivor","tag":"durable"}');
+    expect(last?.headers['webhook-id']).toBe(delivered?.id);
+    expect(() =>
+      new Webhook(endpoint.secret).verify(last?.body ?? '', last?.headers as Record<string, string>),
+    ).not.toThrow();
+    // Whatever reached the receiver before the kill carried the same webhook-id: it deduplicates on it.
+    expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(
+      new Set([delivered?.id]),
+    );
+  }, 40_000);
+});
+
+describeWithPostgres('webhooks with two replicas on one PostgreSQL', () => {
+  it('delivers each event to each endpoint exactly once', async () => {
+    const database = await freshDatabase('plant_webhooks');
+    databases.push(database);
+    const env = { ...WEBHOOK_ENV, DATABASE_URL: database.url };
+    const replicas = await Promise.all([startMain(env), startMain(env)]);
+    const [a, b] = replicas.map((replica) => replica.url) as [string, string];
+    const hooks = [await receiver(), await receiver()];
+    const endpoints = [await register(a, hooks[0]?.url ?? ''), await register(b, hooks[1]?.url ?? '')];
+
+    const ids = Array.from({ length: 60 }, (_, index) => 9007199254740993n + BigInt(index));
+    await Promise.all(
+      ids.map(async (id, index) => {
+        const answer = await postPlant(index % 2 === 0 ? a : b, MAIN_TEST_TOKEN, { id, name: `Plant ${id}` });
+        expect(answer.status).toBe(200);
+      }),
+    );
+    // Replays through the other replica announce nothing.
+    for (const id of ids.slice(0, 10))
+      expect((await postPlant(b, MAIN_TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+
+    for (const [index, hook] of hooks.entries()) {
+      await hook.waitFor(ids.length, 20_000);
+      const list = await until(
+        () => deliveries(a, endpoints[index]?.id ?? ''),
+        (all) => all.length === ids.length && all.every((delivery) => delivery.status === 'delivered'),
+      );
+      expect(list.every((delivery) => delivery.attempts === 1)).toBe(true);
+    }
+    // Both replicas polled the whole time; give a duplicate every chance to show.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    for (const [index, hook] of hooks.entries()) {
+      expect(hook.received).toHaveLength(ids.length);
+      const bodies = hook.received.map((request) => request.body).sort();
+      expect(bodies).toStrictEqual(ids.map((id) => `{"id":${id},"name":"Plant ${id}"}`).sort());
+      const secret = endpoints[index]?.secret ?? '';
+      for (const request of hook.received) {
+        expect(() => new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).not.toThrow();
+      }
+    }
+  }, 60_000);
+});

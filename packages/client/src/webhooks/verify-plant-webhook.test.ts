@@ -1,0 +1,101 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { PlantClientError } from '../errors.ts';
+import { PlantWebhookVerificationError, verifyPlantWebhook } from './index.ts';
+
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Headers as the service signs a delivery (Standard Webhooks v1), written here independently. */
+const sign = (body: string, { id = 'msg_0123456789abcdef0123456789abcdef', timestamp = now(), key = secret } = {}) => ({
+  'webhook-id': id,
+  'webhook-timestamp': String(timestamp),
+  'webhook-signature': `v1,${createHmac('sha256', Buffer.from(key.slice(6), 'base64'))
+    .update(`${id}.${timestamp}.${body}`)
+    .digest('base64')}`,
+});
+
+const failure = (run: () => unknown): PlantWebhookVerificationError => {
+  try {
+    run();
+  } catch (error) {
+    expect(PlantWebhookVerificationError.isInstance(error)).toBe(true);
+    expect(PlantClientError.isInstance(error)).toBe(true);
+    return error as PlantWebhookVerificationError;
+  }
+  throw new Error('expected verification to fail');
+};
+
+describe('verifyPlantWebhook', () => {
+  it('returns the plant with an exact bigint id', () => {
+    const body = '{"id":9223372036854775807,"name":"Max","tag":"edge"}';
+    expect(verifyPlantWebhook(secret, body, sign(body))).toStrictEqual({
+      id: 9223372036854775807n,
+      name: 'Max',
+      tag: 'edge',
+    });
+    const small = '{"id":1,"name":"Fern"}';
+    expect(verifyPlantWebhook(secret, Buffer.from(small), sign(small))).toStrictEqual({ id: 1n, name: 'Fern' });
+  });
+
+  it('accepts Headers, Node header objects in any case, and several signatures of which one matches', () => {
+    const body = '{"id":2,"name":"Ivy"}';
+    const headers = sign(body);
+    expect(verifyPlantWebhook(secret, body, new Headers(headers))).toMatchObject({ id: 2n });
+    const upper = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toUpperCase(), value]));
+    expect(verifyPlantWebhook(secret, body, upper)).toMatchObject({ id: 2n });
+    const rotated = { ...headers, 'webhook-signature': `v1,${'A'.repeat(43)}= ${headers['webhook-signature']}` };
+    expect(verifyPlantWebhook(secret, body, rotated)).toMatchObject({ id: 2n });
+  });
+
+  it('agrees with standardwebhooks signing', () => {
+    const body = '{"id":3,"name":"Aloe"}';
+    const signature = new Webhook(secret).sign('msg_x', new Date(), body);
+    const headers = { 'webhook-id': 'msg_x', 'webhook-timestamp': String(now()), 'webhook-signature': signature };
+    expect(verifyPlantWebhook(secret, body, headers)).toStrictEqual({ id: 3n, name: 'Aloe' });
+  });
+
+  it.each([
+    ['a tampered body', (body: string) => [`${body} `, sign(body)] as const],
+    [
+      'another secret',
+      (body: string) => [body, sign(body, { key: `whsec_${randomBytes(32).toString('base64')}` })] as const,
+    ],
+    ['another webhook-id', (body: string) => [body, { ...sign(body), 'webhook-id': 'msg_other' }] as const],
+  ])('refuses %s as a bad signature', (_label, make) => {
+    const [body, headers] = make('{"id":4,"name":"Cactus"}');
+    const error = failure(() => verifyPlantWebhook(secret, body, headers));
+    expect(error.reason).toBe('signature');
+    expect(error.message).toBe('No webhook-signature matches the body under this secret.');
+  });
+
+  it.each([
+    ['six minutes old', -360],
+    ['six minutes ahead', 360],
+  ])('refuses a timestamp %s', (_label, offset) => {
+    const body = '{"id":5,"name":"Late"}';
+    const error = failure(() => verifyPlantWebhook(secret, body, sign(body, { timestamp: now() + offset })));
+    expect(error.reason).toBe('timestamp');
+    expect(error.message).toMatch(/more than 5 minutes off/);
+  });
+
+  it('accepts a timestamp four minutes off', () => {
+    const body = '{"id":6,"name":"Fine"}';
+    expect(verifyPlantWebhook(secret, body, sign(body, { timestamp: now() - 240 }))).toMatchObject({ id: 6n });
+  });
+
+  it('refuses missing headers, a malformed timestamp, a bad secret and a signed body that is no plant', () => {
+    const body = '{"id":7,"name":"Seven"}';
+    const { 'webhook-signature': _dropped, ...unsigned } = sign(body);
+    expect(failure(() => verifyPlantWebhook(secret, body, unsigned)).reason).toBe('headers');
+    expect(failure(() => verifyPlantWebhook(secret, body, { ...sign(body), 'webhook-timestamp': '1e9' })).reason).toBe(
+      'headers',
+    );
+    expect(failure(() => verifyPlantWebhook('whsec_***', body, sign(body))).reason).toBe('secret');
+    const notPlant = '{"id":"7","name":"Seven"}';
+    expect(failure(() => verifyPlantWebhook(secret, notPlant, sign(notPlant))).reason).toBe('body');
+    const notJson = 'plant 7';
+    expect(failure(() => verifyPlantWebhook(secret, notJson, sign(notJson))).reason).toBe('body');
+  });
+});

@@ -1,0 +1,125 @@
+import { NewPlant, parseExactJson } from '@org/plant-contract';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { PlantClientError } from '../errors.ts';
+
+/** How far a delivery's webhook-timestamp may be from this clock (Standard Webhooks' tolerance). */
+export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
+
+const VERIFICATION_ERROR = Symbol.for('@org/plant-client/PlantWebhookVerificationError');
+
+/** Why a delivery was refused. */
+export type PlantWebhookFailure =
+  /** webhook-id, webhook-timestamp or webhook-signature is missing or malformed. */
+  | 'headers'
+  /** The timestamp is more than five minutes off: too old (a replay?) or too new. */
+  | 'timestamp'
+  /** No v1 signature matches the body under this secret. */
+  | 'signature'
+  /** The secret is not `whsec_` and base64. */
+  | 'secret'
+  /** Signed, but not a NewPlant. */
+  | 'body';
+
+/** A delivery that must not be trusted: answer it with 4xx (not 410, which unsubscribes). */
+export class PlantWebhookVerificationError extends PlantClientError {
+  override name = 'PlantWebhookVerificationError';
+  readonly [VERIFICATION_ERROR] = true;
+  readonly reason: PlantWebhookFailure;
+
+  constructor(reason: PlantWebhookFailure, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.reason = reason;
+  }
+
+  static override isInstance(value: unknown): value is PlantWebhookVerificationError {
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[VERIFICATION_ERROR] === true
+    );
+  }
+}
+
+/** The plant a verified delivery announces; its id is always an exact bigint. */
+export type PlantWebhook = { id: bigint; name: string; tag?: string };
+
+/** Request headers as Node (`req.headers`), fetch (`Headers`) or a plain object give them. */
+export type WebhookHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+const NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+
+const headerValues = (headers: WebhookHeaders): Record<string, string> => {
+  const values: Record<string, string> = {};
+  if (typeof (headers as Headers).get === 'function') {
+    for (const name of NAMES) {
+      const value = (headers as Headers).get(name);
+      if (value !== null) values[name] = value;
+    }
+    return values;
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!(NAMES as readonly string[]).includes(lower) || value === undefined) continue;
+    values[lower] = typeof value === 'string' ? value : value.join(' ');
+  }
+  return values;
+};
+
+const failureOf = (message: string): PlantWebhookFailure =>
+  /timestamp too (old|new)/i.test(message)
+    ? 'timestamp'
+    : /missing|invalid signature headers/i.test(message)
+      ? 'headers'
+      : 'signature';
+
+/**
+ * Verifies a newPlant delivery by the Standard Webhooks scheme and returns the plant it
+ * announces, its id exact. `body` must be the raw request body, byte for byte (not re-serialized
+ * JSON), `secret` the `whsec_…` shown when the endpoint was registered. Throws
+ * PlantWebhookVerificationError for a bad or missing signature, a timestamp more than five minutes
+ * off, or a body that is not a plant. Deliveries are at least once: deduplicate on the
+ * `webhook-id` header.
+ */
+export const verifyPlantWebhook = (
+  secret: string,
+  body: string | Uint8Array,
+  headers: WebhookHeaders,
+): PlantWebhook => {
+  const text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: false }).decode(body);
+  let webhook: Webhook;
+  try {
+    webhook = new Webhook(secret);
+  } catch (error) {
+    throw new PlantWebhookVerificationError('secret', 'The webhook secret must be whsec_ followed by base64.', {
+      cause: error,
+    });
+  }
+  const values = headerValues(headers);
+  const timestamp = values['webhook-timestamp'];
+  if (timestamp !== undefined && !/^\d{1,12}$/.test(timestamp)) {
+    throw new PlantWebhookVerificationError('headers', 'The webhook-timestamp header must be Unix seconds.');
+  }
+  try {
+    webhook.verify(text, values, { jsonParse: false });
+  } catch (error) {
+    if (!(error instanceof WebhookVerificationError)) throw error;
+    const reason = failureOf(error.message);
+    const message =
+      reason === 'timestamp'
+        ? `The webhook-timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS / 60} minutes off.`
+        : reason === 'headers'
+          ? 'The webhook-id, webhook-timestamp and webhook-signature headers are required.'
+          : 'No webhook-signature matches the body under this secret.';
+    throw new PlantWebhookVerificationError(reason, message, { cause: error });
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseExactJson(text);
+  } catch (error) {
+    throw new PlantWebhookVerificationError('body', 'The webhook body is not JSON.', { cause: error });
+  }
+  const plant = NewPlant.safeParse(parsed);
+  if (!plant.success) {
+    throw new PlantWebhookVerificationError('body', 'The webhook body is not a NewPlant.', { cause: plant.error });
+  }
+  const { id, name, tag } = plant.data;
+  return tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag };
+};

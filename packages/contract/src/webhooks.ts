@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { Int64 } from './int64.ts';
+
+/** Longest accepted webhook URL and description. */
+export const WEBHOOK_URL_MAX_LENGTH = 2000;
+export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
+/** Most endpoints registered at once: each is a row written with every plant created. */
+export const WEBHOOK_ENDPOINTS_MAX = 100;
+
+/** Page size of GET /webhooks/{id}/deliveries when `limit` is not given, and the largest accepted. */
+export const DELIVERIES_LIMIT_DEFAULT = 50;
+export const DELIVERIES_LIMIT_MAX = 1000;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
+
+const rfc3339 = (description: string) =>
+  z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time' }).describe(description);
+
+const objectMessages = { invalid_type_error: 'must be a JSON object', required_error: 'is required' };
+
+const endpointShape = {
+  url: z
+    .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
+    .max(WEBHOOK_URL_MAX_LENGTH, `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters`)
+    .url('must be an absolute URL')
+    .describe('Where each new plant is POSTed: an https URL of a host with a public address'),
+  description: z
+    .string({ invalid_type_error: 'must be a string' })
+    .max(WEBHOOK_DESCRIPTION_MAX_LENGTH, `must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters`)
+    .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
+    .optional()
+    .describe('A note for people: what receives these plants'),
+};
+
+/** The request body of POST /webhooks. */
+export const NewWebhookEndpoint = z.object(endpointShape, objectMessages);
+export type NewWebhookEndpoint = z.infer<typeof NewWebhookEndpoint>;
+
+/** A subscribed receiver as the service answers it; the secret is never part of it. */
+export const WebhookEndpoint = z.object({
+  id: z.string().describe('Identifier of the endpoint'),
+  ...endpointShape,
+  enabled: z
+    .boolean()
+    .describe('False once the receiver answered 410 Gone: nothing more is sent to it; register it again to resume'),
+  createdAt: rfc3339('When the endpoint was registered'),
+});
+export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
+
+/** The answer to POST /webhooks: the endpoint and, this once, its signing secret. */
+export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
+  secret: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, 'must be whsec_ followed by base64')
+    .describe(
+      'The signing secret, `whsec_` and the base64 of 24 to 64 random bytes. Shown only in this answer: keep it to verify the webhook-signature of each delivery',
+    ),
+});
+export type CreatedWebhookEndpoint = z.infer<typeof CreatedWebhookEndpoint>;
+
+/** One announcement of one plant to one endpoint, with where its delivery stands. */
+export const WebhookDelivery = z.object({
+  id: z.string().describe('The webhook-id header of every attempt: receivers deduplicate on it'),
+  plantId: Int64.describe('Identification number of the announced plant'),
+  status: z
+    .enum(['pending', 'delivered', 'failed'])
+    .describe(
+      'pending: being tried or waiting for a retry; delivered: a 2xx answer came; failed: every retry is spent',
+    ),
+  attempts: z.number().int().min(0).describe('Attempts made so far'),
+  lastStatus: z.number().int().optional().describe('HTTP status of the last attempt, when the receiver answered'),
+  lastError: z.string().optional().describe('Why the last attempt failed'),
+  nextAttemptAt: rfc3339('When the next attempt is due (pending deliveries)').optional(),
+  deliveredAt: rfc3339('When the receiver acknowledged the plant').optional(),
+});
+export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
+
+const once = { invalid_type_error: 'must be given once' };
+
+export const WebhookIdParams = z.object({
+  id: z
+    .string(once)
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .describe('Identifier of the endpoint'),
+});
+
+const DeliveriesLimit = z
+  .string(once)
+  .regex(/^\d{1,10}$/, `must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}`)
+  .transform(Number)
+  .refine(
+    (limit) => limit >= 1 && limit <= DELIVERIES_LIMIT_MAX,
+    `must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}`,
+  );
+
+export const ListWebhookDeliveriesQuery = z.object({
+  limit: DeliveriesLimit.optional().describe(
+    `Maximum number of deliveries to return, newest first (int32, 1 to ${DELIVERIES_LIMIT_MAX}; default ${DELIVERIES_LIMIT_DEFAULT})`,
+  ),
+});
+
+/** The Standard Webhooks headers of every delivery. */
+export const WEBHOOK_HEADERS = {
+  'webhook-id': 'The delivery id: the same on every retry of one announcement, so receivers deduplicate on it',
+  'webhook-timestamp': 'Unix time in seconds of this attempt; refuse deliveries more than 5 minutes off',
+  'webhook-signature':
+    '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64-decoded bytes of the secret after `whsec_`',
+} as const;
