@@ -82,6 +82,7 @@ const startAll = async (targets: Target[], logDir: string, live: Live[]): Promis
     });
     const entry: Live = { target, instance, server, answered: 0, rounds: [] };
     live.push(entry);
+    await instance.prepare?.(server.url);
     // A wrong answer here would make every figure after it meaningless.
     const answer = await post(`${server.url}/plants`, BENCH_HEADERS, plantBody(0));
     if (answer.status !== 200 || JSON.parse(answer.body).name !== 'Monstera deliciosa') {
@@ -222,6 +223,8 @@ const run = async (options: BenchOptions): Promise<boolean> => {
       const toB = ratio(entry, byKey('b'));
       if (toA !== undefined) result.ratioToA = toA;
       if (toB !== undefined) result.ratioToB = toB;
+      const toC = entry.target.key === 'e' ? ratio(entry, byKey('c')) : undefined;
+      if (toC !== undefined) result.ratioToC = toC;
       const plants = stored.get(entry.target.key);
       if (plants !== undefined) result.storedPlants = plants;
       return result;

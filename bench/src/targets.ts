@@ -1,11 +1,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import type { ServerKey } from './options.ts';
 import type { Postgres } from './postgres.ts';
-import type { ServerCommand } from './server-process.ts';
+import { post, type ServerCommand } from './server-process.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const API_DIR = join(REPO_ROOT, 'apps', 'api');
@@ -39,6 +41,7 @@ export const NAMES: Record<ServerKey, string> = {
   b: 'ts-rest/express + zod + Map (peer)',
   c: 'our API, embedded SQLite',
   d: 'our API, PostgreSQL',
+  e: 'our API, embedded SQLite, 1 webhook',
 };
 
 /** One instance of a server: its command, on its own fresh data. */
@@ -46,6 +49,8 @@ export type Instance = {
   command: ServerCommand;
   /** Plants it stored durably (read after it stopped), or undefined when it keeps none. */
   storedPlants(): Promise<number | undefined>;
+  /** Runs once the server listens, before any load (e.g. subscribing a webhook receiver). */
+  prepare?(url: string): Promise<void>;
   cleanup(): Promise<void>;
 };
 
@@ -118,6 +123,48 @@ const ourApiOnSqlite: Target = {
   },
 };
 
+/**
+ * A webhook receiver on loopback that answers every delivery 204, as a healthy subscriber does. It
+ * runs in the benchmark's own process, which idles while wrk loads a server.
+ */
+const startReceiver = async () => {
+  const receiver = createServer((req, res) => {
+    req.resume().on('end', () => res.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/plant-hook`,
+    close: () => new Promise<void>((resolve) => receiver.close(() => resolve())),
+  };
+};
+
+/** (c) with one subscribed endpoint: every created plant is announced to the receiver above. */
+const ourApiWithWebhook: Target = {
+  key: 'e',
+  name: NAMES.e,
+  instance: async (nodeFlags = []) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-webhook-'));
+    const receiver = await startReceiver();
+    return {
+      // A loopback receiver over plain http is what the tests' flag allows.
+      command: {
+        args: [...nodeFlags, ...API_MAIN],
+        cwd: API_DIR,
+        env: { ...apiEnv(dataDir), PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true' },
+      },
+      storedPlants: async () => countSqlitePlants(dataDir),
+      prepare: async (url) => {
+        const answer = await post(`${url}/webhooks`, BENCH_HEADERS, JSON.stringify({ url: receiver.url }));
+        if (answer.status !== 201) throw new Error(`(e) answered POST /webhooks with ${answer.status} ${answer.body}`);
+      },
+      cleanup: async () => {
+        await receiver.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
 const ourApiOnPostgres = (postgres: Postgres): Target => ({
   key: 'd',
   name: NAMES.d,
@@ -144,4 +191,5 @@ export const createTargets = (postgres: Postgres | undefined): Target[] => [
   reference('b', 'ts-rest-peer.ts'),
   ourApiOnSqlite,
   ...(postgres ? [ourApiOnPostgres(postgres)] : []),
+  ourApiWithWebhook,
 ];
