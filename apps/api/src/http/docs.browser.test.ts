@@ -82,6 +82,12 @@ describe('GET /docs in a browser', () => {
       await operation.locator('.curl-command').evaluate((element) => element.scrollIntoView({ block: 'start' }));
       await page.screenshot({ path: SCREENSHOT });
 
+      // The newPlant webhook (OpenAPI 3.1 `webhooks`) is documented beside the paths.
+      const webhooks = page.locator('.webhooks');
+      await webhooks.scrollIntoViewIfNeeded();
+      expect(await webhooks.textContent()).toMatch(/newPlant/);
+      await page.screenshot({ path: join(SCREENSHOT, '..', 'docs-webhooks.png') });
+
       expect(foreignRequests, 'the page must load everything from the API itself').toEqual([]);
       expect(problems, 'no script errors or Content-Security-Policy violations').toEqual([]);
     },
