@@ -89,6 +89,7 @@ for (const target of createTargets(undefined).filter((candidate) => keys.include
     startTimeoutMs: 120_000,
   });
   try {
+    await instance.prepare?.(server.url);
     await load(server.url, 1);
     // vgdb names its pipes after USER and HOSTNAME: callgrind_control must see the server's environment.
     execFileSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore', env: instance.command.env });
@@ -98,9 +99,14 @@ for (const target of createTargets(undefined).filter((candidate) => keys.include
     // when the process next checks for commands, which can be a moment after callgrind_control returns.
     const file = await poll(() => readdirSync(dir).find((name) => name.endsWith('.1-01')), 30_000);
     if (!file) throw new Error(`callgrind wrote no dump of the main thread in ${dir}`);
-    const perRequest = totalInstructions(join(dir, file)) / count;
+    // Every thread's part of that dump is written with it.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const others = readdirSync(dir)
+      .filter((name) => /\.1-\d+$/.test(name) && name !== file)
+      .reduce((sum, name) => sum + totalInstructions(join(dir, name)), 0);
+    const format = (instructions: number) => Math.round(instructions / count).toLocaleString('en');
     console.log(
-      `(${target.key}) ${target.name}: ${Math.round(perRequest).toLocaleString('en')} instructions per request`,
+      `(${target.key}) ${target.name}: ${format(totalInstructions(join(dir, file)))} instructions per request on the main thread, ${format(others)} on its other threads`,
     );
   } finally {
     await server.stop();

@@ -21,9 +21,9 @@ export type WebhookDeliveryOptions = {
   concurrency?: number;
   /**
    * Requests come first when the machine's cores are idle less than this share of the time (0 to
-   * 1): the worker then keeps at most SATURATED_CONCURRENCY attempts in flight, claims at most once
-   * per SATURATED_PAUSE_MS, and catches up once cores are idle again. Default 0.15; 0 never yields,
-   * above 1 always does.
+   * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the worker then keeps at most
+   * SATURATED_CONCURRENCY attempts in flight, claims at most once per SATURATED_PAUSE_MS, and
+   * catches up once there is room again. Default 0.15; 0 never yields, above 1 always does.
    */
   yieldBelowIdleShare?: number;
   /** How long stop() lets attempts in flight finish before cutting them off (they are retried later). Default 5000. */
@@ -62,21 +62,32 @@ const cpuTimes = (): CpuTimes => {
 };
 
 /**
- * Whether the machine's cores were idle less than `idleShare` of the last window. Deliveries then
- * compete with requests for the CPU (whoever else is busy), so they step back; while cores are
- * idle they use them. Neither this process's own CPU time nor its event-loop utilisation tells
- * that: a create waits for the database thread, and other processes take cores too.
+ * Above this share of the last window busy, the event loop is the service's bottleneck: every
+ * attempt (an outgoing request, its signature, its bookkeeping) would cost about as much of it as
+ * a create does (measured: 250k instructions per delivery on the main thread).
+ */
+const BUSY_EVENT_LOOP = 0.9;
+
+/**
+ * Whether requests need what deliveries would take: the machine's cores were idle less than
+ * `idleShare` of the last window (other processes and the database thread compete for them too),
+ * or this event loop, which serves the requests, was busy more than BUSY_EVENT_LOOP of it. Either
+ * way deliveries step back; once both have room they catch up.
  */
 const saturation = (idleShare: number): (() => boolean) => {
   let start = cpuTimes();
+  let loop = performance.eventLoopUtilization();
   let startedAt = performance.now();
   let saturated = false;
   return () => {
     if (performance.now() - startedAt >= UTILIZATION_WINDOW_MS) {
       const now = cpuTimes();
       const total = now.total - start.total;
-      saturated = total > 0 && (now.idle - start.idle) / total < idleShare;
+      const busy = performance.eventLoopUtilization(loop).utilization;
+      saturated =
+        idleShare > 0 && ((total > 0 && (now.idle - start.idle) / total < idleShare) || busy > BUSY_EVENT_LOOP);
       start = now;
+      loop = performance.eventLoopUtilization();
       startedAt = performance.now();
     }
     return saturated;
