@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectOutput } from './testing/child-output.ts';
 import { httpRequest, postPlant } from './testing/http-request.ts';
 import { type Exit, logLines } from './testing/main-process.ts';
 import type { TestDatabase } from './testing/postgres-server.ts';
@@ -46,25 +47,18 @@ const runBundled = (entry: string, env: Record<string, string>) => {
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  const { stdout, stderr } = collectOutput(child);
   const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const listening = async (): Promise<string> => {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const url = logLines(stdout).find((line) => line.msg === 'plant store listening')?.url;
+      const url = logLines(stdout()).find((line) => line.msg === 'plant store listening')?.url;
       if (url !== undefined) return url;
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`Not listening: ${stdout}\n${stderr}`);
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`Not listening: ${stdout()}\n${stderr()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
-  return { child, exited, listening, output: () => ({ stdout, stderr }) };
+  return { child, exited, listening, output: () => ({ stdout: stdout(), stderr: stderr() }) };
 };
 
 const createAndRead = async (url: string) => {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { collectOutput } from './testing/child-output.ts';
 import { httpRequest } from './testing/http-request.ts';
 import type { LoadSummary } from './testing/keep-alive-load.ts';
 import { killAllMains, logLines, MAIN_TEST_TOKEN, startMain } from './testing/main-process.ts';
@@ -32,25 +33,18 @@ const startLoad = (url: string) => {
   cleanups.push(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  const { stdout, stderr } = collectOutput(child);
   const finished = new Promise<LoadSummary>((resolve, reject) =>
     child.once('exit', (code) => {
-      const last = stdout.trim().split('\n').at(-1) ?? '';
+      const last = stdout().trim().split('\n').at(-1) ?? '';
       if (code === 0 && last.startsWith('{"statuses"')) resolve(JSON.parse(last) as LoadSummary);
-      else reject(new Error(`The load generator exited ${code}: ${stdout}\n${stderr}`));
+      else reject(new Error(`The load generator exited ${code}: ${stdout()}\n${stderr()}`));
     }),
   );
   const warm = new Promise<void>((resolve, reject) => {
-    const check = () => stdout.includes('{"warm":true}') && resolve();
+    const check = () => stdout().includes('{"warm":true}') && resolve();
     child.stdout.on('data', check);
-    finished.then(() => reject(new Error(`The load ended before it was warm: ${stdout}`)), reject);
+    finished.then(() => reject(new Error(`The load ended before it was warm: ${stdout()}`)), reject);
   });
   return { warm, finished };
 };

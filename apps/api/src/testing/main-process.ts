@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { collectOutput } from './child-output.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 const START_TIMEOUT_MS = 15_000;
@@ -63,26 +64,19 @@ export const runMain = (env: Record<string, string>): MainProcess => {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  const { stdout, stderr } = collectOutput(child);
   const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const output = () => `\nstdout: ${stdout.slice(-4_000)}\nstderr: ${stderr.slice(-4_000)}`;
+  const output = () => `\nstdout: ${stdout().slice(-4_000)}\nstderr: ${stderr().slice(-4_000)}`;
 
   return {
     child,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout,
+    stderr,
     waitForStdout: (pattern, timeoutMs = START_TIMEOUT_MS) =>
       withTimeout(
         new Promise<RegExpMatchArray>((resolve, reject) => {
           const check = () => {
-            const match = stdout.match(pattern);
+            const match = stdout().match(pattern);
             if (match === null) return false;
             child.stdout.off('data', check);
             resolve(match);
