@@ -1,4 +1,13 @@
-export type { ApiError, NewPlant, Plant, PlantWithId } from '@org/plant-contract';
+export type {
+  ApiError,
+  CreatedWebhookEndpoint,
+  NewPlant,
+  NewWebhookEndpoint,
+  Plant,
+  PlantWithId,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from '@org/plant-contract';
 export {
   AuthenticationError,
   BadRequestError,
@@ -22,6 +31,7 @@ export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
   type ListPlantsOptions,
+  type ListWebhookDeliveriesOptions,
   type PlantClient,
   type PlantClientOptions,
   type RequestOptions,

@@ -82,3 +82,22 @@ if (PlantTimeoutError.isInstance(caught)) {
 expectTypeOf<ServiceUnavailableError>().toExtend<InternalServerError>();
 expectTypeOf<RateLimitError>().toExtend<PlantApiError>();
 expectTypeOf<PlantApiError>().toExtend<PlantClientError>();
+
+// Webhook management follows the contract's routes too.
+expectTypeOf(client.createWebhook)
+  .parameter(0)
+  .toEqualTypeOf<ClientInferRequest<PlantContract['createWebhook']>['body']>();
+expectTypeOf(client.createWebhook).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['createWebhook'], 201>
+>();
+expectTypeOf(client.listWebhooks).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['listWebhooks'], 200>
+>();
+expectTypeOf(client.getWebhook).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['getWebhook'], 200>
+>();
+expectTypeOf(client.listWebhookDeliveries).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['listWebhookDeliveries'], 200>
+>();
+// @ts-expect-error an endpoint needs its url
+client.createWebhook({ description: 'no url' });

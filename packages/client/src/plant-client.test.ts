@@ -582,3 +582,57 @@ describe('retries', () => {
     });
   });
 });
+
+describe('webhook management', () => {
+  const endpoint = {
+    id: 'ep_1',
+    url: 'https://hooks.example.com/plants',
+    enabled: true,
+    createdAt: '2026-11-23T23:00:00.000Z',
+  };
+  const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+
+  it('POSTs {baseUrl}/webhooks and resolves with the endpoint and its secret', async () => {
+    const fetch = answering(() => json({ ...endpoint, secret }, 201));
+    const created = await clientWith(fetch).createWebhook({ url: endpoint.url, description: 'inventory' });
+    expect(created).toEqual({ ...endpoint, secret });
+    const call = onlyCall(fetch);
+    expect([call.method, call.url]).toEqual(['POST', 'https://plants.example.com/webhooks']);
+    expect(JSON.parse(String(call.body))).toEqual({ url: endpoint.url, description: 'inventory' });
+    expect(call.headers.get('authorization')).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('does not send createWebhook again after a 503 unless asked: registering twice makes two endpoints', async () => {
+    const fetch = answering(() => json({ error: 503, message: 'Unavailable.' }, 503));
+    const error = await rejection(clientWith(fetch, { maxRetries: 2 }).createWebhook({ url: endpoint.url }));
+    expect(PlantApiError.isInstance(error) && error.status).toBe(503);
+    expect(fetch).toHaveBeenCalledTimes(1);
+  });
+
+  it('lists, reads and deletes endpoints by id, and maps a missing one to NotFoundError', async () => {
+    const fetch = vi.fn<FetchLike>(async (input, init) => {
+      if (input.endsWith('/webhooks')) return json([endpoint]);
+      if (init.method === 'DELETE') return new Response(null, { status: 204 });
+      if (input.endsWith('/webhooks/ep_1')) return json(endpoint);
+      return json({ error: 404, message: 'No webhook endpoint has id "ep_2".' }, 404);
+    });
+    const client = clientWith(fetch);
+    expect(await client.listWebhooks()).toEqual([endpoint]);
+    expect(await client.getWebhook('ep_1')).toEqual(endpoint);
+    await client.deleteWebhook('ep_1');
+    expect(fetch.mock.calls.at(-1)?.[0]).toBe('https://plants.example.com/webhooks/ep_1');
+    expect(await rejection(client.getWebhook('ep_2'))).toBeInstanceOf(NotFoundError);
+  });
+
+  it('GETs the deliveries of an endpoint with limit, plant ids exact', async () => {
+    const fetch = answering(
+      () =>
+        new Response('[{"id":"msg_1","plantId":9007199254740993,"status":"delivered","attempts":1}]', {
+          headers: { 'content-type': 'application/json' },
+        }),
+    );
+    const deliveries = await clientWith(fetch).listWebhookDeliveries('ep_1', { limit: 5 });
+    expect(deliveries).toEqual([{ id: 'msg_1', plantId: 9007199254740993n, status: 'delivered', attempts: 1 }]);
+    expect(onlyCall(fetch).url).toBe('https://plants.example.com/webhooks/ep_1/deliveries?limit=5');
+  });
+});

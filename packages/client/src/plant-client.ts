@@ -1,4 +1,14 @@
-import { ApiError, contract, type NewPlant, type Plant, type PlantWithId } from '@org/plant-contract';
+import {
+  ApiError,
+  type CreatedWebhookEndpoint,
+  contract,
+  type NewPlant,
+  type NewWebhookEndpoint,
+  type Plant,
+  type PlantWithId,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from '@org/plant-contract';
 import { apiErrorFor, type PlantApiError, PlantClientError } from './errors.ts';
 import type { FetchedAnswer } from './fetcher.ts';
 import { nextPageQuery } from './next-page.ts';
@@ -23,6 +33,11 @@ export type ListPlantsOptions = RequestOptions & {
   after?: number | bigint;
 };
 
+export type ListWebhookDeliveriesOptions = RequestOptions & {
+  /** At most this many deliveries, newest first (1 to 1000; the server's default is 50). */
+  limit?: number;
+};
+
 export type PlantClient = {
   /**
    * Stores a plant under `newPlant.id` and resolves with it as the API answers it. Creation is
@@ -43,6 +58,21 @@ export type PlantClient = {
    * iteration proceeds: `for await (const plant of client.listPlants()) …`.
    */
   listPlants(options?: ListPlantsOptions): AsyncIterableIterator<PlantWithId>;
+  /**
+   * Subscribes a receiver to new plants and resolves with the endpoint and its signing `secret`,
+   * which the API shows only in this answer: keep it to verify deliveries (`verifyPlantWebhook`
+   * from `@org/plant-client/webhooks`). Registering is not idempotent (a second call makes a
+   * second endpoint), so it is retried only when the caller asks for it with `maxRetries`.
+   */
+  createWebhook(endpoint: NewWebhookEndpoint, options?: RequestOptions): Promise<CreatedWebhookEndpoint>;
+  /** The subscribed endpoints, without their secrets. */
+  listWebhooks(options?: RequestOptions): Promise<WebhookEndpoint[]>;
+  /** The endpoint registered under `id`; a missing one throws a NotFoundError (404). */
+  getWebhook(id: string, options?: RequestOptions): Promise<WebhookEndpoint>;
+  /** Unsubscribes the endpoint (a 404 after an uncertain earlier attempt resolves, as deletePlant does). */
+  deleteWebhook(id: string, options?: RequestOptions): Promise<void>;
+  /** The deliveries to the endpoint, newest first, with where each stands. */
+  listWebhookDeliveries(id: string, options?: ListWebhookDeliveriesOptions): Promise<WebhookDelivery[]>;
 };
 
 const toApiError = (response: FetchedAnswer): PlantApiError => {
@@ -89,6 +119,10 @@ const fetchOptionsWith = (signal: AbortSignal | undefined) => (signal ? { signal
 const Created = contract.createPlant.responses[200];
 const Read = contract.getPlant.responses[200];
 const Page = contract.listPlants.responses[200];
+const CreatedEndpoint = contract.createWebhook.responses[201];
+const Endpoints = contract.listWebhooks.responses[200];
+const Endpoint = contract.getWebhook.responses[200];
+const Deliveries = contract.listWebhookDeliveries.responses[200];
 
 /**
  * A typed client for the Plant Store API, generated from @org/plant-contract: each method is one
@@ -139,6 +173,42 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
         yield* parseOrThrow(Page, answer.body, 'a list of plants');
         query = nextPageQuery(answer.headers.get('link'));
       }
+    },
+
+    async createWebhook(endpoint, { signal, timeoutMs, maxRetries = 0 } = {}) {
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.createWebhook({ body: endpoint, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status !== 201) throw toApiError(answer);
+      return parseOrThrow(CreatedEndpoint, answer.body, 'a created webhook endpoint');
+    },
+
+    async listWebhooks({ signal, timeoutMs, maxRetries } = {}) {
+      const answer = await rest.listWebhooks({ fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
+      if (answer.status !== 200) throw toApiError(answer);
+      return parseOrThrow(Endpoints, answer.body, 'a list of webhook endpoints');
+    },
+
+    async getWebhook(id, { signal, timeoutMs, maxRetries } = {}) {
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.getWebhook({ params: { id }, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status !== 200) throw toApiError(answer);
+      return parseOrThrow(Endpoint, answer.body, 'a webhook endpoint');
+    },
+
+    async deleteWebhook(id, { signal, timeoutMs, maxRetries } = {}) {
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.deleteWebhook({ params: { id }, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status === 204) return;
+      if (answer.status === 404 && afterUncertainAttempt(answer)) return;
+      throw toApiError(answer);
+    },
+
+    async listWebhookDeliveries(id, { limit, signal, timeoutMs, maxRetries } = {}) {
+      const query = limit === undefined ? {} : { limit: String(limit) };
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.listWebhookDeliveries({ params: { id }, query, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status !== 200) throw toApiError(answer);
+      return parseOrThrow(Deliveries, answer.body, 'a list of webhook deliveries');
     },
   };
 };

@@ -1,6 +1,8 @@
 import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createPlantClient, NotFoundError } from '@org/plant-client';
+import { verifyPlantWebhook } from '@org/plant-client/webhooks';
 import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -378,3 +380,39 @@ describe('webhook delivery over HTTP', () => {
     expect(hook.received).toHaveLength(0);
   });
 });
+
+describe('through @org/plant-client', () => {
+  it('subscribes, sees the delivery, verifies it with verifyPlantWebhook, and unsubscribes', async () => {
+    const { base } = await startService();
+    const target = await receiver();
+    const client = createPlantClient({ baseUrl: base, token: TEST_TOKEN });
+    const endpoint = await client.createWebhook({ url: target.url, description: 'client test' });
+    expect(await client.listWebhooks()).toStrictEqual([
+      { id: endpoint.id, url: target.url, description: 'client test', enabled: true, createdAt: endpoint.createdAt },
+    ]);
+
+    await client.createPlant({ id: 9007199254740993n, name: 'Fern', tag: 'client' });
+    const [delivery] = await until(
+      () => client.listWebhookDeliveries(endpoint.id, { limit: 1 }),
+      (list) => list[0]?.status === 'delivered',
+    );
+    expect(delivery).toMatchObject({ plantId: 9007199254740993n, status: 'delivered', attempts: 1 });
+    const [received] = target.received;
+    expect(received && verifyPlantWebhook(endpoint.secret, received.body, received.headers)).toStrictEqual({
+      id: 9007199254740993n,
+      name: 'Fern',
+      tag: 'client',
+    });
+
+    await client.deleteWebhook(endpoint.id);
+    expect(await rejectionOf(client.getWebhook(endpoint.id))).toBeInstanceOf(NotFoundError);
+  });
+});
+
+const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => {
+      throw new Error('expected the promise to reject');
+    },
+    (error: unknown) => error,
+  );
