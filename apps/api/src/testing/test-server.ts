@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../app.ts';
+import { type AppOptions, createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
@@ -23,10 +23,13 @@ export type TestServer = {
 
 export const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-api-test-'));
 
+/** What a test may set on the app besides its store and TEST_TOKEN. */
+export type TestAppOptions = Omit<AppOptions, 'store' | 'authenticate'>;
+
 /** The real app on a real SQLite store in a temporary directory, listening on 127.0.0.1:<ephemeral>. */
-export const startTestServer = async (dataDir = makeDataDir()): Promise<TestServer> => {
+export const startTestServer = async (dataDir = makeDataDir(), options: TestAppOptions = {}): Promise<TestServer> => {
   const store = await SqlitePlantStore.open(dataDir);
-  const app = createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
+  const app = createApp({ ...options, store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createServer(app)
       .listen(0, '127.0.0.1', () => resolve(listening))

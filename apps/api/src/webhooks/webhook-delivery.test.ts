@@ -1,20 +1,13 @@
-import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createPlantClient, NotFoundError } from '@org/plant-client';
 import { verifyPlantWebhook } from '@org/plant-client/webhooks';
 import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../app.ts';
-import { staticTokens } from '../auth/authenticator.ts';
-import { hashToken } from '../auth/token-hash.ts';
 import { createMetrics } from '../ops/metrics.ts';
-import { SqlitePlantStore } from '../store/sqlite-store.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { postPlant } from '../testing/http-request.ts';
-import { makeDataDir, TEST_TOKEN } from '../testing/test-server.ts';
+import { makeDataDir, startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { startWebhookDelivery } from './delivery-worker.ts';
 import { createAgents, postWebhook } from './post-webhook.ts';
@@ -34,20 +27,10 @@ const startService = async ({
   // Never step back for requests, unless a test says so: a busy test machine must not slow these tests.
   yieldBelowIdleShare = 0,
 } = {}): Promise<Started> => {
-  const dataDir = makeDataDir();
-  const store = await SqlitePlantStore.open(dataDir);
   const metrics = createMetrics({ processMetrics: false });
-  const app = createApp({
-    store,
-    authenticate: staticTokens([hashToken(TEST_TOKEN)]),
-    metrics,
-    allowPrivateWebhooks: allowPrivate,
-  });
-  const server = await new Promise<Server>((resolve) => {
-    const listening = createServer(app).listen(0, '127.0.0.1', () => resolve(listening));
-  });
+  const server = await startTestServer(makeDataDir(), { metrics, allowPrivateWebhooks: allowPrivate });
   const delivery = startWebhookDelivery({
-    store,
+    store: server.store,
     config: { timeoutMs, retryDelaysMs, allowPrivate },
     logger: pino({ enabled: false }),
     metrics,
@@ -60,14 +43,12 @@ const startService = async ({
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Attempts in flight are recorded before the store closes.
     await delivery.stop();
-    await store.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.cleanup();
   };
   cleanups.push(stop);
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, metrics, stop };
+  return { base: server.url, metrics, stop };
 };
 
 const receiver = async (): Promise<WebhookReceiver> => {
