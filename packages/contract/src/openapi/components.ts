@@ -35,6 +35,15 @@ type ComponentDocs = {
 };
 
 /** What zod cannot carry: descriptions and examples of the components. */
+/** One endpoint, shown as registered and (with its secret) as created. */
+const ENDPOINT_EXAMPLE = {
+  id: 'ep_5f0c6a0e9b8d4c2f8a1e3b7d9c0f1a2b',
+  url: 'https://plants.example.com/hooks/new-plant',
+  description: 'Inventory sync',
+  enabled: true,
+  createdAt: '2026-01-01T12:00:00.000Z',
+};
+
 export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
   Plant: {
     description: 'A plant as the service answers it. The id is not part of it.',
@@ -62,29 +71,12 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
   WebhookEndpoint: {
     description: 'A subscribed receiver of the newPlant webhook, without its secret.',
     label: 'webhook endpoint',
-    examples: [
-      {
-        id: 'ep_5f0c6a0e9b8d4c2f8a1e3b7d9c0f1a2b',
-        url: 'https://plants.example.com/hooks/new-plant',
-        description: 'Inventory sync',
-        enabled: true,
-        createdAt: '2026-01-01T12:00:00.000Z',
-      },
-    ],
+    examples: [ENDPOINT_EXAMPLE],
   },
   CreatedWebhookEndpoint: {
     description: 'A newly registered receiver with its signing secret, which is shown only in this answer.',
     label: 'created webhook endpoint',
-    examples: [
-      {
-        id: 'ep_5f0c6a0e9b8d4c2f8a1e3b7d9c0f1a2b',
-        url: 'https://plants.example.com/hooks/new-plant',
-        description: 'Inventory sync',
-        enabled: true,
-        createdAt: '2026-01-01T12:00:00.000Z',
-        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-      },
-    ],
+    examples: [{ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
   },
   WebhookDelivery: {
     description:
