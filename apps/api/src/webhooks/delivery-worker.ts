@@ -98,7 +98,8 @@ const saturation = (idleShare: number): (() => boolean) => {
 const STORE_FAILURE_BACKOFF_MS = 5_000;
 
 /**
- * What an attempt comes to. 2xx: delivered. 410: the endpoint is gone. Anything else (3xx, 4xx,
+ * What an attempt comes to. 2xx: delivered. 410: the endpoint is gone. Refused by the address
+ * guard: failed at once (the target is not allowed; retrying would not change that). Anything else (3xx, 4xx,
  * 5xx, timeout, connection failure): retried after the next delay of the schedule — spread by ±10 %
  * so that retries of one burst do not arrive together, and never before Retry-After — or failed
  * once the schedule is spent.
@@ -120,7 +121,8 @@ export const attemptResult = (
         : `The receiver answered ${status}.`;
   const delay = retryDelaysMs[attemptsBefore];
   const withStatus = status === undefined ? {} : { status };
-  if (delay === undefined) return { outcome: 'failed', ...withStatus, error };
+  if (delay === undefined || ('refused' in outcome && outcome.refused))
+    return { outcome: 'failed', ...withStatus, error };
   const jittered = Math.round(delay * (0.9 + 0.2 * random()));
   const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
   const retryInMs = Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
