@@ -6,12 +6,15 @@ import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
+import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 
 export type WebhookDeliveryOptions = {
   store: PlantStore;
-  config: WebhookConfig;
+  config: Pick<WebhookConfig, 'timeoutMs' | 'retryDelaysMs' | 'allowPrivate'>;
+  /** Opens the stored signing secrets; by default they are stored in plain text. */
+  secrets?: SecretBox;
   logger: Logger;
   /** The service's metrics; the delivery metrics join its registry. */
   metrics?: Metrics;
@@ -140,6 +143,7 @@ export const startWebhookDelivery = ({
   config,
   logger,
   metrics,
+  secrets = plainSecrets,
   pollIntervalMs = 1_000,
   concurrency = 16,
   stopGraceMs = 5_000,
@@ -173,7 +177,11 @@ export const startWebhookDelivery = ({
 
   const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
     const body = stringifyExactJson(delivery.plant);
-    const headers = signedHeaders(secretKey(delivery.secret), delivery.id, Math.floor(Date.now() / 1000), body);
+    // The new secret, and the previous one while its rotation grace lasts: receivers switch without a gap.
+    const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
+      (stored) => secretKey(secrets.open(delivery.endpointId, stored)),
+    );
+    const headers = signedHeaders(keys, delivery.id, Math.floor(Date.now() / 1000), body);
     const outcome = await postWebhook(delivery.url, body, headers, {
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,
