@@ -358,10 +358,18 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       case Op.replaceSecret: {
         beginWrite();
         const statement = ops[at + 2] === 'secret' ? webhooks.replaceSecret : webhooks.replacePreviousSecret;
-        return (
-          statement.run({ id: ops[at + 1] as string, from: ops[at + 3] as string, to: ops[at + 4] as string })
-            .changes === 1
-        );
+        // The plain secret being sealed must not linger in the page's free space (secure_delete
+        // zeroes it); the next checkpoint (at the latest, closing the store) carries that page into
+        // the database file.
+        db.exec('PRAGMA secure_delete = ON');
+        try {
+          return (
+            statement.run({ id: ops[at + 1] as string, from: ops[at + 3] as string, to: ops[at + 4] as string })
+              .changes === 1
+          );
+        } finally {
+          db.exec('PRAGMA secure_delete = OFF');
+        }
       }
       case Op.listEndpoints:
         return webhooks.listEndpoints.all();

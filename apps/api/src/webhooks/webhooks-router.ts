@@ -68,7 +68,10 @@ const notFound = (id: string) => ({
 
 const urlTaken = (holder: string) => ({
   status: 409 as const,
-  body: { error: 409, message: `url is already registered, by webhook endpoint ${holder}; change or delete that one.` },
+  body: {
+    error: 409,
+    message: `The url is already registered by webhook endpoint ${holder}; change or delete that one.`,
+  },
 });
 
 const disabled = (id: string) => ({
