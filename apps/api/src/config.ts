@@ -149,6 +149,7 @@ const Env = z.object({
     z
       .string()
       // Never echoed back: it is the key.
+      .refine((text) => /^[A-Za-z0-9+/]+={0,2}$/.test(text.trim()), SECRETS_KEY_MESSAGE)
       .transform((text) => Buffer.from(text.trim(), 'base64'))
       .refine((key) => key.length === SECRETS_KEY_BYTES, SECRETS_KEY_MESSAGE)
       .optional(),
