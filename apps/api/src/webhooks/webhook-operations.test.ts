@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConflictError, createPlantClient, NotFoundError } from '@org/plant-client';
+import { verifyPlantWebhook } from '@org/plant-client/webhooks';
 import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -395,3 +397,54 @@ describe('secrets at rest', () => {
     expect(leaks(rotated.secret)).toBe(false);
   });
 });
+
+describe('through @org/plant-client', () => {
+  it('updates, rotates, recovers and retries; verifyPlantWebhook takes both secrets while rotating', async () => {
+    const { base } = await startService({ retryDelaysMs: [50] });
+    const hook = await receiver();
+    const client = createPlantClient({ baseUrl: base, token: TEST_TOKEN });
+    const endpoint = await client.createWebhook({ url: hook.url, description: 'client' });
+    const other = await client.createWebhook({ url: `${hook.url}/other` });
+    expect(await rejectionOf(client.updateWebhook(other.id, { url: hook.url }))).toBeInstanceOf(ConflictError);
+    await client.deleteWebhook(other.id);
+    expect(await client.updateWebhook(endpoint.id, { description: null })).toStrictEqual({
+      id: endpoint.id,
+      url: endpoint.url,
+      enabled: true,
+      createdAt: endpoint.createdAt,
+    });
+
+    const { secret } = await client.rotateWebhookSecret(endpoint.id);
+    await client.createPlant({ id: 1n, name: 'Fern' });
+    const [first] = await hook.waitFor(1);
+    for (const secrets of [[secret, endpoint.secret], [endpoint.secret], secret])
+      expect(first && verifyPlantWebhook(secrets, first.body, first.headers)).toStrictEqual({ id: 1n, name: 'Fern' });
+
+    const since = new Date();
+    await hook.stop();
+    await client.createPlant({ id: 2n, name: 'Ivy' });
+    const [failed] = await until(
+      () => client.listWebhookDeliveries(endpoint.id, { limit: 1 }),
+      ([delivery]) => delivery?.status === 'failed',
+    );
+    await hook.start();
+    expect(await client.recoverWebhook(endpoint.id, { since })).toStrictEqual({ requeued: 1 });
+    const [, second] = await hook.waitFor(2);
+    expect(second?.headers['webhook-id']).toBe(failed?.id);
+
+    await client.retryWebhookDelivery(endpoint.id, failed?.id ?? '');
+    const [, , third] = await hook.waitFor(3);
+    expect(third?.headers['webhook-id']).toBe(failed?.id);
+    expect(await rejectionOf(client.retryWebhookDelivery(endpoint.id, 'msg_0000000000000000_9'))).toBeInstanceOf(
+      NotFoundError,
+    );
+  });
+});
+
+const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => {
+      throw new Error('expected the promise to reject');
+    },
+    (error: unknown) => error,
+  );

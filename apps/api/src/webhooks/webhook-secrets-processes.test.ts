@@ -5,7 +5,14 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { httpRequest, postPlant } from '../testing/http-request.ts';
-import { killAllMains, logLines, MAIN_TEST_TOKEN, runMain, startMain } from '../testing/main-process.ts';
+import {
+  killAllMains,
+  logLines,
+  MAIN_TEST_TOKEN,
+  type MainProcess,
+  runMain,
+  startMain,
+} from '../testing/main-process.ts';
 import type { TestDatabase } from '../testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
@@ -50,7 +57,7 @@ const holdsSecret = (haystack: Buffer, secret: string): boolean => {
   return [Buffer.from(secret), Buffer.from(key), Buffer.from(key, 'base64')].some((form) => haystack.includes(form));
 };
 
-const stopGracefully = async (main: { child: { kill(signal: string): void }; exited(): Promise<unknown> }) => {
+const stopGracefully = async (main: MainProcess) => {
   main.child.kill('SIGTERM');
   expect(await main.exited()).toStrictEqual({ code: 0, signal: null });
 };
