@@ -97,6 +97,9 @@ const saturation = (idleShare: number): (() => boolean) => {
   };
 };
 
+/** Signing keys kept opened: two per endpoint (one rotating) at the most endpoints, with room to spare. */
+const MAX_CACHED_SIGNING_KEYS = 1_000;
+
 /** The wait after the store failed to answer a claim. */
 const STORE_FAILURE_BACKOFF_MS = 5_000;
 
@@ -175,11 +178,27 @@ export const startWebhookDelivery = ({
       if (onFreedSlot) slotFreed = done;
     });
 
+  /**
+   * Signing keys by endpoint and stored secret: opening a sealed secret (AES-GCM) and decoding it
+   * for every attempt would cost about as much as the signature. A rotation stores a new secret, so
+   * it is a new entry; the map is emptied now and then, not to keep rotated-out keys for ever.
+   */
+  const signingKeys = new Map<string, Buffer>();
+  const signingKey = (endpointId: string, stored: string): Buffer => {
+    const cacheKey = `${endpointId} ${stored}`;
+    let key = signingKeys.get(cacheKey);
+    if (key === undefined) {
+      if (signingKeys.size >= MAX_CACHED_SIGNING_KEYS) signingKeys.clear();
+      key = secretKey(secrets.open(endpointId, stored));
+      signingKeys.set(cacheKey, key);
+    }
+    return key;
+  };
   const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
     const body = stringifyExactJson(delivery.plant);
     // The new secret, and the previous one while its rotation grace lasts: receivers switch without a gap.
     const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
-      (stored) => secretKey(secrets.open(delivery.endpointId, stored)),
+      (stored) => signingKey(delivery.endpointId, stored),
     );
     const headers = signedHeaders(keys, delivery.id, Math.floor(Date.now() / 1000), body);
     const outcome = await postWebhook(delivery.url, body, headers, {
