@@ -121,6 +121,29 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
   });
 
+  it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
+    const { url } = await database();
+    const unique = postgresMigrations.findIndex((sql) => sql.includes('duplicate_url'));
+    const client = await connect(url);
+    await client.query('CREATE TABLE plant_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz)');
+    for (const [index, sql] of postgresMigrations.slice(0, unique).entries()) {
+      await client.query(sql);
+      await client.query('INSERT INTO plant_schema_migrations VALUES ($1, now())', [index + 1]);
+    }
+    await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES
+      ('ep_old', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour'),
+      ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', now())`);
+    const store = await openStore(url);
+    expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
+    const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c', createdAt: new Date() };
+    expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
+    expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
+      outcome: 'updated',
+    });
+    const other = { ...again, url: 'https://hooks.example.com/b' };
+    expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+  });
+
   it('upgrades a version 1 database in place, keeping its plants', async () => {
     const { url } = await database();
     const client = await connect(url);

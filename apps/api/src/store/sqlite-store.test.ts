@@ -172,6 +172,28 @@ describe('SqlitePlantStore', () => {
     expect(userVersion(dataDir)).toBe(sqliteMigrations.length);
   });
 
+  it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
+    const unique = sqliteMigrations.findIndex((sql) => sql.includes('duplicate_url'));
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    for (const sql of sqliteMigrations.slice(0, unique)) db.exec(sql);
+    db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES
+      ('ep_old', 'https://hooks.example.com/a', 'whsec_a', 1), ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', 2);
+      PRAGMA user_version = ${unique}`);
+    db.close();
+
+    const store = await openStore();
+    expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
+    const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c', createdAt: new Date() };
+    expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
+    // The later duplicate may move to a URL of its own, and then holds it.
+    expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
+      outcome: 'updated',
+    });
+    const other = { ...again, url: 'https://hooks.example.com/b' };
+    expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+    await store.close();
+  });
+
   it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {
     const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
     db.exec('CREATE TABLE future (x INTEGER)');
