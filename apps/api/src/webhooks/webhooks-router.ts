@@ -90,6 +90,14 @@ const badBody = (reason: string) => ({
 /** `ep_` and 32 hex digits. */
 const newEndpointId = (): string => `ep_${randomBytes(16).toString('hex')}`;
 
+/** The URL as stored, or why it may not be a webhook URL. */
+const checkedUrl = async (text: string, policy: TargetPolicy): Promise<{ url: string } | { refusal: string }> => {
+  const normalized = normalizeWebhookUrl(text);
+  if ('refusal' in normalized) return normalized;
+  const refusal = await refuseTarget(normalized.url, policy);
+  return refusal === undefined ? normalized : { refusal };
+};
+
 /** The handlers of the webhook management routes, one per route of the contract. */
 export const createWebhooksRouter = (
   store: WebhookStore,
@@ -99,109 +107,100 @@ export const createWebhooksRouter = (
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
     ...policy
   }: WebhooksRouterOptions,
-) => {
-  /** The URL as stored, or why it may not be a webhook URL. */
-  const checkedUrl = async (text: string): Promise<{ url: string } | { refusal: string }> => {
-    const normalized = normalizeWebhookUrl(text);
-    if ('refusal' in normalized) return normalized;
-    const refusal = await refuseTarget(normalized.url, policy);
-    return refusal === undefined ? normalized : { refusal };
-  };
-  return {
-    createWebhook: s.route(contract.createWebhook, {
-      middleware: jsonBody(bodyLimit),
-      handler: async ({ body }) => {
-        const checked = await checkedUrl(body.url);
-        if ('refusal' in checked) return badBody(checked.refusal);
-        const secret = newSecret();
-        const id = newEndpointId();
-        const endpoint = await store.createEndpoint(
-          {
-            id,
-            url: checked.url,
-            ...(body.description !== undefined && { description: body.description }),
-            secret: secrets.seal(id, secret),
-            createdAt: new Date(),
-          },
-          WEBHOOK_ENDPOINTS_MAX,
-        );
-        if (endpoint.outcome === 'too-many') {
-          const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
-          return { status: 409, body: { error: 409, message } };
-        }
-        if (endpoint.outcome === 'url-taken') return urlTaken(endpoint.holder);
-        return { status: 201, body: { ...toEndpoint(endpoint.endpoint), secret } };
-      },
-    }),
-
-    listWebhooks: s.route(contract.listWebhooks, async () => ({
-      status: 200,
-      body: (await store.listEndpoints()).map(toEndpoint),
-    })),
-
-    getWebhook: s.route(contract.getWebhook, async ({ params }) => {
-      const endpoint = await store.getEndpoint(params.id);
-      return endpoint ? { status: 200, body: toEndpoint(endpoint) } : notFound(params.id);
-    }),
-
-    deleteWebhook: s.route(contract.deleteWebhook, async ({ params }) =>
-      (await store.deleteEndpoint(params.id)) ? { status: 204, body: undefined } : notFound(params.id),
-    ),
-
-    listWebhookDeliveries: s.route(contract.listWebhookDeliveries, async ({ params, query }) => {
-      const deliveries = await store.listDeliveries(params.id, query.limit ?? DELIVERIES_LIMIT_DEFAULT);
-      return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
-    }),
-    updateWebhook: s.route(contract.updateWebhook, {
-      middleware: jsonBody(bodyLimit),
-      handler: async ({ params, body }) => {
-        let url: string | undefined;
-        if (body.url !== undefined) {
-          const checked = await checkedUrl(body.url);
-          if ('refusal' in checked) return badBody(checked.refusal);
-          url = checked.url;
-        }
-        const updated = await store.updateEndpoint(params.id, {
-          ...(url !== undefined && { url }),
-          ...(body.description !== undefined && { description: body.description }),
-          ...(body.enabled !== undefined && { enabled: body.enabled }),
-        });
-        if (updated.outcome === 'not-found') return notFound(params.id);
-        if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
-        // Each is a no-op unless the endpoint is (still) in the state asked for, so a PATCH that
-        // races another settles on the last one's state.
-        if (body.enabled === false) await inBatches((limit) => store.stopPending(params.id, limit));
-        if (body.enabled === true) await inBatches((limit) => store.resumeStopped(params.id, limit));
-        return { status: 200, body: toEndpoint(updated.endpoint) };
-      },
-    }),
-    rotateWebhookSecret: s.route(contract.rotateWebhookSecret, async ({ params }) => {
+) => ({
+  createWebhook: s.route(contract.createWebhook, {
+    middleware: jsonBody(bodyLimit),
+    handler: async ({ body }) => {
+      const checked = await checkedUrl(body.url, policy);
+      if ('refusal' in checked) return badBody(checked.refusal);
       const secret = newSecret();
-      const rotated = await store.rotateSecret(
-        params.id,
-        secrets.seal(params.id, secret),
-        new Date(Date.now() + rotationGraceMs),
+      const id = newEndpointId();
+      const endpoint = await store.createEndpoint(
+        {
+          id,
+          url: checked.url,
+          ...(body.description !== undefined && { description: body.description }),
+          secret: secrets.seal(id, secret),
+          createdAt: new Date(),
+        },
+        WEBHOOK_ENDPOINTS_MAX,
       );
-      return rotated ? { status: 200, body: { secret } } : notFound(params.id);
-    }),
-    recoverWebhook: s.route(contract.recoverWebhook, {
-      middleware: jsonBody(bodyLimit),
-      handler: async ({ params, body }) => {
-        const endpoint = await store.getEndpoint(params.id);
-        if (endpoint === undefined) return notFound(params.id);
-        if (!endpoint.enabled) return disabled(params.id);
-        const since = new Date(body.since);
-        const requeued = await inBatches((limit) => store.requeueFailed(params.id, since, limit), WEBHOOK_RECOVER_MAX);
-        return { status: 202, body: { requeued } };
-      },
-    }),
-    retryWebhookDelivery: s.route(contract.retryWebhookDelivery, async ({ params }) => {
+      if (endpoint.outcome === 'too-many') {
+        const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
+        return { status: 409, body: { error: 409, message } };
+      }
+      if (endpoint.outcome === 'url-taken') return urlTaken(endpoint.holder);
+      return { status: 201, body: { ...toEndpoint(endpoint.endpoint), secret } };
+    },
+  }),
+
+  listWebhooks: s.route(contract.listWebhooks, async () => ({
+    status: 200,
+    body: (await store.listEndpoints()).map(toEndpoint),
+  })),
+
+  getWebhook: s.route(contract.getWebhook, async ({ params }) => {
+    const endpoint = await store.getEndpoint(params.id);
+    return endpoint ? { status: 200, body: toEndpoint(endpoint) } : notFound(params.id);
+  }),
+
+  deleteWebhook: s.route(contract.deleteWebhook, async ({ params }) =>
+    (await store.deleteEndpoint(params.id)) ? { status: 204, body: undefined } : notFound(params.id),
+  ),
+
+  listWebhookDeliveries: s.route(contract.listWebhookDeliveries, async ({ params, query }) => {
+    const deliveries = await store.listDeliveries(params.id, query.limit ?? DELIVERIES_LIMIT_DEFAULT);
+    return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
+  }),
+  updateWebhook: s.route(contract.updateWebhook, {
+    middleware: jsonBody(bodyLimit),
+    handler: async ({ params, body }) => {
+      let url: string | undefined;
+      if (body.url !== undefined) {
+        const checked = await checkedUrl(body.url, policy);
+        if ('refusal' in checked) return badBody(checked.refusal);
+        url = checked.url;
+      }
+      const updated = await store.updateEndpoint(params.id, {
+        ...(url !== undefined && { url }),
+        ...(body.description !== undefined && { description: body.description }),
+        ...(body.enabled !== undefined && { enabled: body.enabled }),
+      });
+      if (updated.outcome === 'not-found') return notFound(params.id);
+      if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
+      // Each is a no-op unless the endpoint is (still) in the state asked for, so a PATCH that
+      // races another settles on the last one's state.
+      if (body.enabled === false) await inBatches((limit) => store.stopPending(params.id, limit));
+      if (body.enabled === true) await inBatches((limit) => store.resumeStopped(params.id, limit));
+      return { status: 200, body: toEndpoint(updated.endpoint) };
+    },
+  }),
+  rotateWebhookSecret: s.route(contract.rotateWebhookSecret, async ({ params }) => {
+    const secret = newSecret();
+    const rotated = await store.rotateSecret(
+      params.id,
+      secrets.seal(params.id, secret),
+      new Date(Date.now() + rotationGraceMs),
+    );
+    return rotated ? { status: 200, body: { secret } } : notFound(params.id);
+  }),
+  recoverWebhook: s.route(contract.recoverWebhook, {
+    middleware: jsonBody(bodyLimit),
+    handler: async ({ params, body }) => {
       const endpoint = await store.getEndpoint(params.id);
       if (endpoint === undefined) return notFound(params.id);
       if (!endpoint.enabled) return disabled(params.id);
-      if (await store.retryDelivery(params.id, params.deliveryId)) return { status: 202, body: undefined };
-      const message = `The webhook endpoint ${params.id} has no delivery with id ${JSON.stringify(params.deliveryId)}.`;
-      return { status: 404, body: { error: 404, message } };
-    }),
-  };
-};
+      const since = new Date(body.since);
+      const requeued = await inBatches((limit) => store.requeueFailed(params.id, since, limit), WEBHOOK_RECOVER_MAX);
+      return { status: 202, body: { requeued } };
+    },
+  }),
+  retryWebhookDelivery: s.route(contract.retryWebhookDelivery, async ({ params }) => {
+    const endpoint = await store.getEndpoint(params.id);
+    if (endpoint === undefined) return notFound(params.id);
+    if (!endpoint.enabled) return disabled(params.id);
+    if (await store.retryDelivery(params.id, params.deliveryId)) return { status: 202, body: undefined };
+    const message = `The webhook endpoint ${params.id} has no delivery with id ${JSON.stringify(params.deliveryId)}.`;
+    return { status: 404, body: { error: 404, message } };
+  }),
+});
