@@ -34,7 +34,7 @@ export const Op = {
   backlog: 13,
   /** id, url | null, whether description changes (0/1), description | null, enabled (0/1) | null → the endpoint row, null when there is none, or the id of the endpoint that has the URL. */
   updateEndpoint: 14,
-  /** endpoint id, limit → how many pending deliveries of the disabled endpoint were failed. */
+  /** endpoint id, limit, now (ms) → how many pending deliveries (not leased) of the disabled endpoint were failed. */
   stopPending: 15,
   /** endpoint id, limit, now (ms) → how many stopped deliveries of the enabled endpoint are pending again. */
   resumeStopped: 16,
@@ -53,7 +53,7 @@ export const Op = {
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0, 5, 2, 3, 3, 4, 3, 0, 4];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0, 5, 3, 3, 3, 4, 3, 0, 4];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is

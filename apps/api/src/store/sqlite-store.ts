@@ -181,7 +181,8 @@ export class SqlitePlantStore implements PlantStore {
         description ?? null,
         enabled === undefined ? null : Number(enabled),
       ),
-    stopPending: (endpointId, limit) => this.#submit(decodeNumber, undefined, Op.stopPending, endpointId, limit),
+    stopPending: (endpointId, limit) =>
+      this.#submit(decodeNumber, undefined, Op.stopPending, endpointId, limit, Date.now()),
     resumeStopped: (endpointId, limit) =>
       this.#submit(decodeNumber, undefined, Op.resumeStopped, endpointId, limit, Date.now()),
     rotateSecret: (id, secret, previousUntil) =>

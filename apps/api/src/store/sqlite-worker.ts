@@ -136,7 +136,7 @@ const webhookStatements = (db: DatabaseSync) => {
        WHERE seq IN (
          -- An attempt in flight ends as it will; its outcome is recorded.
          SELECT seq FROM webhook_deliveries
-         WHERE endpoint_id = :id AND status = 'pending' AND lease_token IS NULL LIMIT :limit
+         WHERE endpoint_id = :id AND status = 'pending' AND (lease_until IS NULL OR lease_until <= :now) LIMIT :limit
        ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 0)`,
     ),
     resumeStopped: prepare(
@@ -313,7 +313,13 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       }
       case Op.stopPending:
         beginWrite();
-        return Number(webhooks.stopPending.run({ id: ops[at + 1] as string, limit: ops[at + 2] as number }).changes);
+        return Number(
+          webhooks.stopPending.run({
+            id: ops[at + 1] as string,
+            limit: ops[at + 2] as number,
+            now: ops[at + 3] as number,
+          }).changes,
+        );
       case Op.resumeStopped:
         beginWrite();
         return Number(

@@ -158,6 +158,19 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await store().webhooks.resumeStopped(endpoint.id, 10)).toBe(3);
     });
 
+    it('disabling leaves an attempt in flight to record its outcome', async () => {
+      const endpoint = await register();
+      for (const id of [35n, 36n]) await store().create({ id, name: `Plant ${id}` });
+      const [inFlight] = await store().webhooks.claimDue({ limit: 1, leaseMs: 60_000 });
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
+      expect(await store().webhooks.stopPending(endpoint.id, 10)).toBe(1);
+      expect(
+        await store().webhooks.recordAttempt(inFlight as ClaimedDelivery, { outcome: 'delivered', status: 200 }),
+      ).toBe(true);
+      const listed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(listed.map((delivery) => delivery.status).sort()).toStrictEqual(['delivered', 'failed']);
+    });
+
     it('after a rotation claims carry the previous secret until it expires', async () => {
       const endpoint = await register();
       const old = newEndpoint().secret;
