@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
+import type { SecretBox } from './webhooks/secret-box.ts';
 import { createWebhooksRouter } from './webhooks/webhooks-router.ts';
 
 export type AppOptions = {
@@ -37,6 +38,10 @@ export type AppOptions = {
   isDraining?: () => boolean;
   /** PLANT_WEBHOOKS_ALLOW_PRIVATE: webhook URLs may be plain http and reach private addresses. */
   allowPrivateWebhooks?: boolean;
+  /** Seals webhook signing secrets at rest (PLANT_WEBHOOK_SECRETS_KEY); plain text by default. */
+  webhookSecrets?: SecretBox;
+  /** PLANT_WEBHOOK_ROTATION_GRACE_MS. */
+  webhookRotationGraceMs?: number;
 };
 
 /** Methods per path of the contract, so that other methods get 405 (OPTIONS 204) with `Allow`. */
@@ -65,6 +70,8 @@ export const createApp = ({
   metrics = createMetrics({ processMetrics: false }),
   isDraining = () => false,
   allowPrivateWebhooks = false,
+  webhookSecrets,
+  webhookRotationGraceMs,
 }: AppOptions): Express => {
   const app = express();
   app.disable('x-powered-by');
@@ -83,7 +90,12 @@ export const createApp = ({
 
   const routes = {
     ...createPlantsRouter(metrics.instrumentStore(store), bodyLimit),
-    ...createWebhooksRouter(store.webhooks, { allowPrivate: allowPrivateWebhooks, bodyLimit }),
+    ...createWebhooksRouter(store.webhooks, {
+      allowPrivate: allowPrivateWebhooks,
+      bodyLimit,
+      secrets: webhookSecrets,
+      rotationGraceMs: webhookRotationGraceMs,
+    }),
   };
   createExpressEndpoints(contract, routes, app, {
     logInitialization: false,

@@ -23,6 +23,8 @@ describe('loadConfig', () => {
         timeoutMs: 15_000,
         retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
         allowPrivate: false,
+        rotationGraceMs: 86_400_000,
+        production: false,
       },
     });
   });
@@ -34,7 +36,38 @@ describe('loadConfig', () => {
         PLANT_WEBHOOK_RETRY_DELAYS_MS: '100, 200,0',
         PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
       }).webhooks,
-    ).toStrictEqual({ timeoutMs: 2_500, retryDelaysMs: [100, 200, 0], allowPrivate: true });
+    ).toStrictEqual({
+      timeoutMs: 2_500,
+      retryDelaysMs: [100, 200, 0],
+      allowPrivate: true,
+      rotationGraceMs: 86_400_000,
+      production: false,
+    });
+  });
+
+  it('reads the webhook secrets key, the rotation grace and NODE_ENV', () => {
+    const key = Buffer.alloc(32, 3);
+    expect(
+      loadConfig({
+        PLANT_WEBHOOK_SECRETS_KEY: key.toString('base64'),
+        PLANT_WEBHOOK_ROTATION_GRACE_MS: '0',
+        NODE_ENV: 'production',
+      }).webhooks,
+    ).toMatchObject({ secretsKey: key, rotationGraceMs: 0, production: true });
+  });
+
+  it.each([
+    Buffer.alloc(16, 1).toString('base64'),
+    Buffer.alloc(33, 1).toString('base64'),
+    Buffer.alloc(32, 1).toString('hex'),
+    `${Buffer.alloc(32, 1).toString('base64').slice(0, 20)}!${Buffer.alloc(32, 1).toString('base64').slice(21)}`,
+  ])('refuses a webhook secrets key that is not 32 bytes in base64, without echoing it', (value) => {
+    expect(() => loadConfig({ PLANT_WEBHOOK_SECRETS_KEY: value })).toThrow(
+      'Invalid configuration: PLANT_WEBHOOK_SECRETS_KEY must be 32 random bytes in base64 (openssl rand -base64 32).',
+    );
+    expect(() => loadConfig({ PLANT_WEBHOOK_SECRETS_KEY: value })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining(value.slice(0, 8)) }),
+    );
   });
 
   it('selects PostgreSQL with DATABASE_URL, with pool and timeout defaults, and reads the server timeouts', () => {
@@ -183,6 +216,10 @@ describe('loadConfig', () => {
       /^Invalid configuration: PLANT_WEBHOOK_RETRY_DELAYS_MS must be a comma-separated list of 1 to 20 whole numbers/,
     ],
     [{ PLANT_WEBHOOK_RETRY_DELAYS_MS: '1,,2' }, /^Invalid configuration: PLANT_WEBHOOK_RETRY_DELAYS_MS /],
+    [
+      { PLANT_WEBHOOK_ROTATION_GRACE_MS: '2592000001' },
+      /^Invalid configuration: PLANT_WEBHOOK_ROTATION_GRACE_MS must be a whole number of milliseconds from 0 to 2592000000/,
+    ],
     [
       { PLANT_WEBHOOKS_ALLOW_PRIVATE: 'yes' },
       'Invalid configuration: PLANT_WEBHOOKS_ALLOW_PRIVATE must be true or false.',

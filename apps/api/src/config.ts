@@ -1,6 +1,8 @@
+import { WEBHOOK_ROTATION_GRACE_DEFAULT_MS } from '@org/plant-contract';
 import { z } from 'zod';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-store.ts';
+import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
 
 const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const MIN_TOKEN_LENGTH = 16;
@@ -46,6 +48,9 @@ export const WEBHOOK_DEFAULTS = {
 const MAX_RETRY_DELAY_MS = 7 * 24 * 3_600_000;
 const MAX_RETRIES = 20;
 const RETRY_DELAYS_MESSAGE = `must be a comma-separated list of 1 to ${MAX_RETRIES} whole numbers of milliseconds, each at most ${MAX_RETRY_DELAY_MS}`;
+
+const MAX_ROTATION_GRACE_MS = 30 * 24 * 3_600_000;
+const SECRETS_KEY_MESSAGE = `must be ${SECRETS_KEY_BYTES} random bytes in base64 (openssl rand -base64 ${SECRETS_KEY_BYTES})`;
 
 const booleanFlag = (fallback: 'true' | 'false') =>
   optional(z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default(fallback));
@@ -139,6 +144,17 @@ const Env = z.object({
       .default(WEBHOOK_DEFAULTS.retryDelaysMs.join(',')),
   ),
   PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag('false'),
+  PLANT_WEBHOOK_ROTATION_GRACE_MS: milliseconds(WEBHOOK_ROTATION_GRACE_DEFAULT_MS, 0, MAX_ROTATION_GRACE_MS),
+  PLANT_WEBHOOK_SECRETS_KEY: optional(
+    z
+      .string()
+      // Never echoed back: it is the key.
+      .refine((text) => /^[A-Za-z0-9+/]+={0,2}$/.test(text.trim()), SECRETS_KEY_MESSAGE)
+      .transform((text) => Buffer.from(text.trim(), 'base64'))
+      .refine((key) => key.length === SECRETS_KEY_BYTES, SECRETS_KEY_MESSAGE)
+      .optional(),
+  ),
+  NODE_ENV: optional(z.string().optional()),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -174,6 +190,12 @@ export type WebhookConfig = {
   retryDelaysMs: number[];
   /** Whether receivers may be on private, loopback… addresses and plain http (tests, in-cluster receivers). */
   allowPrivate: boolean;
+  /** How long a rotated-out secret still signs deliveries beside the new one. */
+  rotationGraceMs: number;
+  /** PLANT_WEBHOOK_SECRETS_KEY: seals signing secrets at rest; unset, they are stored in plain text. */
+  secretsKey?: Buffer;
+  /** NODE_ENV=production: plain-text secrets are worth a warning at start. */
+  production: boolean;
 };
 
 export type DatabaseConfig = {
@@ -236,6 +258,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       timeoutMs: vars.PLANT_WEBHOOK_TIMEOUT_MS,
       retryDelaysMs: vars.PLANT_WEBHOOK_RETRY_DELAYS_MS,
       allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE === 'true',
+      rotationGraceMs: vars.PLANT_WEBHOOK_ROTATION_GRACE_MS,
+      ...(vars.PLANT_WEBHOOK_SECRETS_KEY !== undefined && { secretsKey: vars.PLANT_WEBHOOK_SECRETS_KEY }),
+      production: vars.NODE_ENV === 'production',
     },
   };
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {

@@ -11,6 +11,8 @@ import { createMetrics } from './ops/metrics.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
 import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
+import { sealStoredSecrets } from './webhooks/seal-stored-secrets.ts';
+import { plainSecrets, SecretKeyError, secretBox } from './webhooks/secret-box.ts';
 
 const fail = (message: string): never => {
   console.error(message);
@@ -46,6 +48,13 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     // data directory may turn out to be another process's.
     store = await (sqlite ?? SqlitePlantStore.open(config.dataDir));
   }
+  const secrets = config.webhooks.secretsKey === undefined ? plainSecrets : secretBox(config.webhooks.secretsKey);
+  try {
+    await sealStoredSecrets(store.webhooks, secrets, { logger, production: config.webhooks.production });
+  } catch (error) {
+    if (error instanceof SecretKeyError) fail(`Cannot start: ${error.message}`);
+    throw error;
+  }
   let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =
@@ -63,8 +72,10 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     metrics,
     isDraining: () => draining,
     allowPrivateWebhooks: config.webhooks.allowPrivate,
+    webhookSecrets: secrets,
+    webhookRotationGraceMs: config.webhooks.rotationGraceMs,
   });
-  const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics });
+  const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics, secrets });
 
   const server = createHttpServer(app, config.server);
   const connections = drainConnections(server);

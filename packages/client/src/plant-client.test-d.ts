@@ -101,3 +101,18 @@ expectTypeOf(client.listWebhookDeliveries).returns.resolves.toEqualTypeOf<
 >();
 // @ts-expect-error an endpoint needs its url
 client.createWebhook({ description: 'no url' });
+expectTypeOf(client.updateWebhook)
+  .parameter(1)
+  .toEqualTypeOf<ClientInferRequest<PlantContract['updateWebhook']>['body']>();
+expectTypeOf(client.updateWebhook).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['updateWebhook'], 200>
+>();
+expectTypeOf(client.rotateWebhookSecret).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['rotateWebhookSecret'], 200>
+>();
+expectTypeOf(client.recoverWebhook).returns.resolves.toEqualTypeOf<
+  ClientInferResponseBody<PlantContract['recoverWebhook'], 202>
+>();
+expectTypeOf(client.retryWebhookDelivery).returns.resolves.toEqualTypeOf<void>();
+// @ts-expect-error enabled is a boolean
+client.updateWebhook('ep_1', { enabled: 'yes' });

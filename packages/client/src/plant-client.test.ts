@@ -635,4 +635,50 @@ describe('webhook management', () => {
     expect(deliveries).toEqual([{ id: 'msg_1', plantId: 9007199254740993n, status: 'delivered', attempts: 1 }]);
     expect(onlyCall(fetch).url).toBe('https://plants.example.com/webhooks/ep_1/deliveries?limit=5');
   });
+
+  it('PATCHes the changes and resolves with the endpoint; a taken URL is a ConflictError', async () => {
+    const fetch = vi.fn<FetchLike>(async (_input, init) =>
+      JSON.parse(String(init.body)).url === 'https://taken.example.com/'
+        ? json({ error: 409, message: 'The url is already registered by webhook endpoint ep_2.' }, 409)
+        : json({ ...endpoint, enabled: false }),
+    );
+    const client = clientWith(fetch);
+    expect(await client.updateWebhook('ep_1', { enabled: false, description: null })).toEqual({
+      ...endpoint,
+      enabled: false,
+    });
+    const call = fetch.mock.calls[0];
+    expect([call?.[1].method, call?.[0]]).toEqual(['PATCH', 'https://plants.example.com/webhooks/ep_1']);
+    expect(JSON.parse(String(call?.[1].body))).toEqual({ enabled: false, description: null });
+    expect(await rejection(client.updateWebhook('ep_1', { url: 'https://taken.example.com/' }))).toBeInstanceOf(
+      ConflictError,
+    );
+  });
+
+  it('rotates a secret with one POST, not sent again after a 503 unless asked', async () => {
+    const fetch = answering(() => json({ secret }));
+    expect(await clientWith(fetch).rotateWebhookSecret('ep_1')).toEqual({ secret });
+    const call = onlyCall(fetch);
+    expect([call.method, call.url]).toEqual(['POST', 'https://plants.example.com/webhooks/ep_1/rotate-secret']);
+    const failing = answering(() => json({ error: 503, message: 'Unavailable.' }, 503));
+    const error = await rejection(clientWith(failing, { maxRetries: 2 }).rotateWebhookSecret('ep_1'));
+    expect(PlantApiError.isInstance(error) && error.status).toBe(503);
+    expect(failing).toHaveBeenCalledTimes(1);
+  });
+
+  it('recovers since a Date or an RFC 3339 string, and retries one delivery', async () => {
+    const fetch = vi.fn<FetchLike>(async (input) =>
+      input.endsWith('/recover') ? json({ requeued: 3 }, 202) : new Response(null, { status: 202 }),
+    );
+    const client = clientWith(fetch);
+    expect(await client.recoverWebhook('ep_1', { since: new Date('2026-11-23T00:00:00Z') })).toEqual({ requeued: 3 });
+    expect(JSON.parse(String(fetch.mock.calls[0]?.[1].body))).toEqual({ since: '2026-11-23T00:00:00.000Z' });
+    expect(await client.recoverWebhook('ep_1', { since: '2026-11-23T00:00:00+01:00' })).toEqual({ requeued: 3 });
+    expect(await client.retryWebhookDelivery('ep_1', 'msg_0123456789abcdef_7')).toBeUndefined();
+    const last = fetch.mock.calls.at(-1);
+    expect([last?.[1].method, last?.[0]]).toEqual([
+      'POST',
+      'https://plants.example.com/webhooks/ep_1/deliveries/msg_0123456789abcdef_7/retry',
+    ]);
+  });
 });

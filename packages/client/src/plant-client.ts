@@ -6,8 +6,11 @@ import {
   type NewWebhookEndpoint,
   type Plant,
   type PlantWithId,
+  type RequeuedWebhookDeliveries,
+  type RotatedWebhookSecret,
   type WebhookDelivery,
   type WebhookEndpoint,
+  type WebhookEndpointChanges,
 } from '@org/plant-contract';
 import { apiErrorFor, type PlantApiError, PlantClientError } from './errors.ts';
 import type { FetchedAnswer } from './fetcher.ts';
@@ -73,6 +76,31 @@ export type PlantClient = {
   deleteWebhook(id: string, options?: RequestOptions): Promise<void>;
   /** The deliveries to the endpoint, newest first, with where each stands. */
   listWebhookDeliveries(id: string, options?: ListWebhookDeliveriesOptions): Promise<WebhookDelivery[]>;
+  /**
+   * Changes any of `url` (checked as at registration; a URL another endpoint has throws a
+   * ConflictError), `description` (null removes it) and `enabled`, and resolves with the endpoint.
+   * Enabling a disabled endpoint resumes the deliveries that disabling (or a 410 answer) stopped.
+   */
+  updateWebhook(id: string, changes: WebhookEndpointChanges, options?: RequestOptions): Promise<WebhookEndpoint>;
+  /**
+   * Gives the endpoint a new signing secret and resolves with it (shown only in this answer). For
+   * the service's rotation grace (24 hours by default) deliveries are signed with both the new and
+   * the previous secret. Not idempotent (a second call rotates again, and the first new secret then
+   * signs only during the grace), so it is retried only when the caller asks for it with `maxRetries`.
+   */
+  rotateWebhookSecret(id: string, options?: RequestOptions): Promise<RotatedWebhookSecret>;
+  /**
+   * Attempts again the endpoint's failed deliveries announced at or after `since`, with their
+   * original webhook-id, and resolves with how many are pending again (at most 10,000 a call: when
+   * it is 10,000, call again for the rest). A disabled endpoint throws a ConflictError.
+   */
+  recoverWebhook(
+    id: string,
+    recovery: { since: Date | string },
+    options?: RequestOptions,
+  ): Promise<RequeuedWebhookDeliveries>;
+  /** Attempts one delivery again now, whatever its status; an unknown one throws a NotFoundError. */
+  retryWebhookDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<void>;
 };
 
 const toApiError = (response: FetchedAnswer): PlantApiError => {
@@ -123,6 +151,8 @@ const CreatedEndpoint = contract.createWebhook.responses[201];
 const Endpoints = contract.listWebhooks.responses[200];
 const Endpoint = contract.getWebhook.responses[200];
 const Deliveries = contract.listWebhookDeliveries.responses[200];
+const Rotated = contract.rotateWebhookSecret.responses[200];
+const Requeued = contract.recoverWebhook.responses[202];
 
 /**
  * A typed client for the Plant Store API, generated from @org/plant-contract: each method is one
@@ -209,6 +239,36 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
       const answer = await rest.listWebhookDeliveries({ params: { id }, query, fetchOptions, timeoutMs, maxRetries });
       if (answer.status !== 200) throw toApiError(answer);
       return parseOrThrow(Deliveries, answer.body, 'a list of webhook deliveries');
+    },
+
+    async updateWebhook(id, changes, { signal, timeoutMs, maxRetries } = {}) {
+      // Safe to retry: the same changes again leave the endpoint as the first attempt did.
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.updateWebhook({ params: { id }, body: changes, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status !== 200) throw toApiError(answer);
+      return parseOrThrow(Endpoint, answer.body, 'a webhook endpoint');
+    },
+
+    async rotateWebhookSecret(id, { signal, timeoutMs, maxRetries = 0 } = {}) {
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.rotateWebhookSecret({ params: { id }, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status !== 200) throw toApiError(answer);
+      return parseOrThrow(Rotated, answer.body, 'a new webhook secret');
+    },
+
+    async recoverWebhook(id, { since }, { signal, timeoutMs, maxRetries } = {}) {
+      const body = { since: since instanceof Date ? since.toISOString() : since };
+      const fetchOptions = fetchOptionsWith(signal);
+      const answer = await rest.recoverWebhook({ params: { id }, body, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status !== 202) throw toApiError(answer);
+      return parseOrThrow(Requeued, answer.body, 'a webhook recovery');
+    },
+
+    async retryWebhookDelivery(id, deliveryId, { signal, timeoutMs, maxRetries } = {}) {
+      const fetchOptions = fetchOptionsWith(signal);
+      const params = { id, deliveryId };
+      const answer = await rest.retryWebhookDelivery({ params, fetchOptions, timeoutMs, maxRetries });
+      if (answer.status !== 202) throw toApiError(answer);
     },
   };
 };

@@ -27,3 +27,37 @@ expectTypeOf<WebhookDelivery['status']>().toEqualTypeOf<'pending' | 'delivered' 
 expectTypeOf<ClientInferRequest<typeof contract.listWebhookDeliveries>['query']>().toEqualTypeOf<{
   limit?: string | undefined;
 }>();
+
+// PATCH takes any of url, description (null removes it) and enabled, and answers the endpoint.
+expectTypeOf<ClientInferRequest<typeof contract.updateWebhook>['body']>().toEqualTypeOf<{
+  url?: string | undefined;
+  description?: string | null | undefined;
+  enabled?: boolean | undefined;
+}>();
+expectTypeOf<
+  Extract<ServerInferResponses<typeof contract.updateWebhook>, { status: 200 }>['body']
+>().toEqualTypeOf<WebhookEndpoint>();
+// Rotation answers the new secret only; recover answers 202 with a count; retry 202 without body.
+expectTypeOf<
+  Extract<ServerInferResponses<typeof contract.rotateWebhookSecret>, { status: 200 }>['body']
+>().toEqualTypeOf<{ secret: string }>();
+expectTypeOf<ClientInferRequest<typeof contract.recoverWebhook>['body']>().toEqualTypeOf<{ since: string }>();
+expectTypeOf<Extract<ServerInferResponses<typeof contract.recoverWebhook>, { status: 202 }>['body']>().toEqualTypeOf<{
+  requeued: number;
+}>();
+expectTypeOf<
+  Extract<ServerInferResponses<typeof contract.retryWebhookDelivery>, { status: 202 }>['body']
+>().toEqualTypeOf<undefined>();
+expectTypeOf<ClientInferRequest<typeof contract.retryWebhookDelivery>['params']>().toEqualTypeOf<{
+  id: string;
+  deliveryId: string;
+}>();
+// Every operation added for webhooks declares the scope it needs.
+expectTypeOf<(typeof contract)['updateWebhook']['metadata']>().toEqualTypeOf<{ readonly scope: 'webhooks:write' }>();
+expectTypeOf<(typeof contract)['rotateWebhookSecret']['metadata']>().toEqualTypeOf<{
+  readonly scope: 'webhooks:write';
+}>();
+expectTypeOf<(typeof contract)['recoverWebhook']['metadata']>().toEqualTypeOf<{ readonly scope: 'webhooks:write' }>();
+expectTypeOf<(typeof contract)['retryWebhookDelivery']['metadata']>().toEqualTypeOf<{
+  readonly scope: 'webhooks:write';
+}>();

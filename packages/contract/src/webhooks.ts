@@ -13,6 +13,13 @@ export const DELIVERIES_LIMIT_MAX = 1000;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f]*$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const NO_CONTROL_CHARACTERS_OR_WHITESPACE = /^[^\u0000-\u0020\u007f\s]*$/u;
+
+/** How long a rotated-out secret still signs deliveries, by default: PLANT_WEBHOOK_ROTATION_GRACE_MS. */
+export const WEBHOOK_ROTATION_GRACE_DEFAULT_MS = 24 * 3_600_000;
+/** Most failed deliveries one POST /webhooks/{id}/recover makes pending again. */
+export const WEBHOOK_RECOVER_MAX = 10_000;
 
 const rfc3339 = (description: string) =>
   z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time' }).describe(description);
@@ -23,8 +30,12 @@ const endpointShape = {
   url: z
     .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
     .max(WEBHOOK_URL_MAX_LENGTH, `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters`)
+    // URL parsing would drop them silently; a URL that carries any is refused instead.
+    .regex(NO_CONTROL_CHARACTERS_OR_WHITESPACE, 'must not contain whitespace or control characters')
     .url('must be an absolute URL')
-    .describe('Where each new plant is POSTed: an https URL of a host with a public address'),
+    .describe(
+      'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL',
+    ),
   description: z
     .string({ invalid_type_error: 'must be a string' })
     .max(WEBHOOK_DESCRIPTION_MAX_LENGTH, `must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters`)
@@ -43,20 +54,76 @@ export const WebhookEndpoint = z.object({
   ...endpointShape,
   enabled: z
     .boolean()
-    .describe('False once the receiver answered 410 Gone: nothing more is sent to it; register it again to resume'),
+    .describe(
+      'False once the receiver answered 410 Gone or the endpoint was disabled with PATCH: nothing more is sent to it; PATCH `enabled: true` resumes its stopped deliveries',
+    ),
   createdAt: rfc3339('When the endpoint was registered'),
 });
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 
+const secret = z
+  .string()
+  .regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, 'must be whsec_ followed by base64')
+  .describe(
+    'The signing secret, `whsec_` and the base64 of 24 to 64 random bytes. Shown only in this answer: keep it to verify the webhook-signature of each delivery',
+  );
+
 /** The answer to POST /webhooks: the endpoint and, this once, its signing secret. */
-export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
-  secret: z
-    .string()
-    .regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, 'must be whsec_ followed by base64')
+export const CreatedWebhookEndpoint = WebhookEndpoint.extend({ secret });
+
+/** The request body of PATCH /webhooks/{id}: what changes. */
+export const WebhookEndpointChanges = z
+  .object(
+    {
+      url: endpointShape.url.optional(),
+      description: endpointShape.description.unwrap().nullable().optional().describe('A new note; null removes it'),
+      enabled: z
+        .boolean({ invalid_type_error: 'must be true or false' })
+        .optional()
+        .describe(
+          'false stops deliveries to the endpoint (pending ones fail); true resumes the deliveries that disabling (or a 410 Gone answer) stopped',
+        ),
+    },
+    objectMessages,
+  )
+  .refine(
+    (changes) => changes.url !== undefined || changes.description !== undefined || changes.enabled !== undefined,
+    'must have at least one of url, description and enabled',
+  );
+export type WebhookEndpointChanges = z.infer<typeof WebhookEndpointChanges>;
+
+/** The answer to POST /webhooks/{id}/rotate-secret. */
+export const RotatedWebhookSecret = z.object({
+  secret: secret.describe(
+    'The new signing secret, shown only in this answer. For the rotation grace (24 hours by default) each delivery carries two signatures, with this secret and the previous one',
+  ),
+});
+export type RotatedWebhookSecret = z.infer<typeof RotatedWebhookSecret>;
+
+/** The request body of POST /webhooks/{id}/recover. */
+export const RecoverWebhookDeliveries = z.object(
+  {
+    since: z
+      .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
+      .datetime({ offset: true, message: 'must be an RFC 3339 date-time' })
+      .describe('Failed deliveries announced at or after this time are attempted again'),
+  },
+  objectMessages,
+);
+export type RecoverWebhookDeliveries = z.infer<typeof RecoverWebhookDeliveries>;
+
+/** The answer to POST /webhooks/{id}/recover. */
+export const RequeuedWebhookDeliveries = z.object({
+  requeued: z
+    .number()
+    .int()
+    .min(0)
+    .max(WEBHOOK_RECOVER_MAX)
     .describe(
-      'The signing secret, `whsec_` and the base64 of 24 to 64 random bytes. Shown only in this answer: keep it to verify the webhook-signature of each delivery',
+      `How many failed deliveries are pending again, at most ${WEBHOOK_RECOVER_MAX}; when it is ${WEBHOOK_RECOVER_MAX}, more may remain: recover again`,
     ),
 });
+export type RequeuedWebhookDeliveries = z.infer<typeof RequeuedWebhookDeliveries>;
 export type CreatedWebhookEndpoint = z.infer<typeof CreatedWebhookEndpoint>;
 
 /** One announcement of one plant to one endpoint, with where its delivery stands. */
@@ -86,6 +153,14 @@ export const WebhookIdParams = z.object({
     .describe('Identifier of the endpoint'),
 });
 
+export const WebhookDeliveryParams = WebhookIdParams.extend({
+  deliveryId: z
+    .string(once)
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .describe('Identifier of the delivery: its webhook-id'),
+});
+
 const DeliveriesLimit = z
   .string(once)
   .regex(/^\d{1,10}$/, `must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}`)
@@ -106,5 +181,5 @@ export const WEBHOOK_HEADERS = {
   'webhook-id': 'The delivery id: the same on every retry of one announcement, so receivers deduplicate on it',
   'webhook-timestamp': 'Unix time in seconds of this attempt; refuse deliveries more than 5 minutes off',
   'webhook-signature':
-    '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64-decoded bytes of the secret after `whsec_`',
+    '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64-decoded bytes of the secret after `whsec_`. After a secret rotation, for the grace period, two such signatures separated by a space: with the new secret, then the previous one; a receiver accepts the delivery if any matches',
 } as const;

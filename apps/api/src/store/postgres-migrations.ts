@@ -47,6 +47,17 @@ export const postgresMigrations: readonly string[] = [
    );
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
    CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq)`,
+  // Webhook operations: see the same migration in sqlite-migrations.ts.
+  `ALTER TABLE webhook_endpoints
+     ADD COLUMN previous_secret text,
+     ADD COLUMN previous_secret_until timestamptz,
+     ADD COLUMN duplicate_url boolean NOT NULL DEFAULT false;
+   UPDATE webhook_endpoints e SET duplicate_url = true WHERE EXISTS (
+     SELECT 1 FROM webhook_endpoints older
+     WHERE older.url = e.url AND (older.created_at, older.id) < (e.created_at, e.id)
+   );
+   CREATE UNIQUE INDEX webhook_endpoints_url ON webhook_endpoints (url) WHERE NOT duplicate_url;
+   CREATE INDEX webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at) WHERE status = 'failed'`,
 ];
 
 /**

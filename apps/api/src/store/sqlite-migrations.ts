@@ -51,4 +51,20 @@ export const sqliteMigrations: readonly string[] = [
    ) STRICT;
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
    CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq)`,
+  // Webhook operations. previous_secret(_until): the secret before the last rotation, which also
+  // signs deliveries until then. One endpoint per URL, enforced here so that concurrent
+  // registrations cannot both win; endpoints registered before that rule and sharing an older
+  // one's URL are marked duplicate_url and kept (deleting them would drop a receiver's
+  // subscription) until their URL changes. The failed-deliveries index serves recover: it walks
+  // one endpoint's failed deliveries by creation time, and a requeued one leaves it.
+  `ALTER TABLE webhook_endpoints ADD COLUMN previous_secret TEXT;
+   ALTER TABLE webhook_endpoints ADD COLUMN previous_secret_until INTEGER;
+   ALTER TABLE webhook_endpoints ADD COLUMN duplicate_url INTEGER NOT NULL DEFAULT 0;
+   UPDATE webhook_endpoints SET duplicate_url = 1 WHERE EXISTS (
+     SELECT 1 FROM webhook_endpoints older
+     WHERE older.url = webhook_endpoints.url
+       AND (older.created_at, older.id) < (webhook_endpoints.created_at, webhook_endpoints.id)
+   );
+   CREATE UNIQUE INDEX webhook_endpoints_url ON webhook_endpoints (url) WHERE duplicate_url = 0;
+   CREATE INDEX webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at) WHERE status = 'failed'`,
 ];

@@ -16,7 +16,7 @@ export const Op = {
   health: 4,
   /** → true, once the database is closed; always the last op the store sends. */
   close: 5,
-  /** id, url, description | null, secret, createdAt (ms), most endpoints → whether it was registered. */
+  /** id, url, description | null, secret, createdAt (ms), most endpoints → true when registered, false when there are too many, else the id of the endpoint that has the URL. */
   createEndpoint: 6,
   /** → endpoint rows, oldest first. */
   listEndpoints: 7,
@@ -32,12 +32,28 @@ export const Op = {
   recordAttempt: 12,
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: 13,
+  /** id, url | null, whether description changes (0/1), description | null, enabled (0/1) | null → the endpoint row, null when there is none, or the id of the endpoint that has the URL. */
+  updateEndpoint: 14,
+  /** endpoint id, limit, now (ms) → how many pending deliveries (not leased) of the disabled endpoint were failed. */
+  stopPending: 15,
+  /** endpoint id, limit, now (ms) → how many stopped deliveries of the enabled endpoint are pending again. */
+  resumeStopped: 16,
+  /** id, secret, previous secret valid until (ms) → whether the endpoint exists. */
+  rotateSecret: 17,
+  /** endpoint id, since (ms), limit, now (ms) → how many failed deliveries are pending again. */
+  requeueFailed: 18,
+  /** endpoint id, delivery id, now (ms) → whether the delivery (of an enabled endpoint) is pending again. */
+  retryDelivery: 19,
+  /** → [id, secret, previous secret | null] rows. */
+  endpointSecrets: 20,
+  /** id, 'secret' | 'previousSecret', from, to → whether it was replaced. */
+  replaceSecret: 21,
 } as const;
 
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0, 5, 3, 3, 3, 4, 3, 0, 4];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is
@@ -85,6 +101,7 @@ export type ClaimedRow = {
   endpoint_id: string;
   url: string;
   secret: string;
+  previous_secret: string | null;
   plant_id: bigint;
   name: string;
   tag: string | null;

@@ -148,17 +148,16 @@ describe('SqlitePlantStore', () => {
   }, 20_000);
 
   it('records the newest schema version and does not run migrations again on reopen', async () => {
-    expect(sqliteMigrations).toHaveLength(3);
     const first = await openStore();
     await first.create({ id: 7n, name: 'Aloe' });
     await first.close();
-    expect(userVersion(dataDir)).toBe(3);
+    expect(userVersion(dataDir)).toBe(sqliteMigrations.length);
 
     // Running the CREATE TABLE again would throw on reopen; the data would not survive a re-creation.
     const second = await openStore();
     expect(await second.get(7n)).toStrictEqual({ id: 7n, name: 'Aloe' });
     await second.close();
-    expect(userVersion(dataDir)).toBe(3);
+    expect(userVersion(dataDir)).toBe(sqliteMigrations.length);
   });
 
   it('upgrades a version 1 database in place, keeping its plants', async () => {
@@ -170,19 +169,42 @@ describe('SqlitePlantStore', () => {
     const store = await openStore();
     expect(await store.list({ limit: 10, tag: 'a' })).toStrictEqual([{ id: 9007199254740993n, name: 'Old', tag: 'a' }]);
     await store.close();
-    expect(userVersion(dataDir)).toBe(3);
+    expect(userVersion(dataDir)).toBe(sqliteMigrations.length);
+  });
+
+  it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
+    const unique = sqliteMigrations.findIndex((sql) => sql.includes('duplicate_url'));
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    for (const sql of sqliteMigrations.slice(0, unique)) db.exec(sql);
+    db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES
+      ('ep_old', 'https://hooks.example.com/a', 'whsec_a', 1), ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', 2);
+      PRAGMA user_version = ${unique}`);
+    db.close();
+
+    const store = await openStore();
+    expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
+    const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c', createdAt: new Date() };
+    expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
+    // The later duplicate may move to a URL of its own, and then holds it.
+    expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
+      outcome: 'updated',
+    });
+    const other = { ...again, url: 'https://hooks.example.com/b' };
+    expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+    await store.close();
   });
 
   it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {
     const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
     db.exec('CREATE TABLE future (x INTEGER)');
-    db.exec('PRAGMA user_version = 7');
+    const future = sqliteMigrations.length + 10;
+    db.exec(`PRAGMA user_version = ${future}`);
     db.close();
 
     await expect(openStore()).rejects.toThrow(
-      'The database schema is at version 7, newer than this build knows (3); run a newer release.',
+      `The database schema is at version ${future}, newer than this build knows (${sqliteMigrations.length}); run a newer release.`,
     );
-    expect(userVersion(dataDir)).toBe(7);
+    expect(userVersion(dataDir)).toBe(future);
     // The failed open released the file: another open sees the same refusal, not "in use".
     await expect(openStore()).rejects.toThrow(/newer than this build knows/);
   });
@@ -196,7 +218,7 @@ describe('SqlitePlantStore', () => {
       const { StoreUnavailableError } = await import(${JSON.stringify(PLANT_STORE_MODULE)});
       const store = await SqlitePlantStore.open(process.argv[1]);
       const result = { acknowledged: [], failure: null };
-      for (let id = 0; id < 200 && result.failure === null; id++) {
+      for (let id = 0; id < 800 && result.failure === null; id++) {
         try {
           await store.create({ id: BigInt(id), name: String(id).padEnd(190, '.'), tag: 't'.repeat(100) });
           result.acknowledged.push(id);
@@ -212,8 +234,8 @@ describe('SqlitePlantStore', () => {
       await store.close();
       console.log(JSON.stringify(result));
     `;
-    // 128 blocks of 512 bytes: room for the schema (webhook tables included), not for 200 plants of ~300 bytes each.
-    const child = await runNode(script, [dataDir], 'ulimit -f 128');
+    // 256 blocks of 512 bytes: room for the schema (webhook tables and their migrations included), not for 800 plants of ~300 bytes each.
+    const child = await runNode(script, [dataDir], 'ulimit -f 256');
     expect(child, child.stderr).toMatchObject({ code: 0, signal: null });
     const { acknowledged, failure } = JSON.parse(child.stdout) as {
       acknowledged: number[];

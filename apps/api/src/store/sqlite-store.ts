@@ -21,9 +21,12 @@ import {
 } from './sqlite-protocol.ts';
 import type {
   ClaimedDelivery,
+  CreateEndpointOutcome,
   DeliveryStatus,
+  EndpointSecrets,
   StoredDelivery,
   StoredEndpoint,
+  UpdateEndpointOutcome,
   WebhookBacklog,
   WebhookStore,
 } from './webhook-store.ts';
@@ -76,6 +79,8 @@ const decodeList = (_: undefined, result: unknown): StoredPlant[] => {
 
 const decodeBoolean = (_: undefined, result: unknown): boolean => result as boolean;
 
+const decodeNumber = (_: undefined, result: unknown): number => result as number;
+
 const decodeNothing = (): void => {};
 
 const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
@@ -105,6 +110,7 @@ const toClaimed = (row: ClaimedRow, leaseToken: string): ClaimedDelivery => ({
   endpointId: row.endpoint_id,
   url: row.url,
   secret: row.secret,
+  ...(row.previous_secret !== null && { previousSecret: row.previous_secret }),
   plant: toPlant(row.plant_id, row.name, row.tag),
   attempts: Number(row.attempts),
   leaseToken,
@@ -140,10 +146,16 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Endpoints and the outbox, in the same database and batches as the plants. */
   readonly webhooks: WebhookStore = {
-    createEndpoint: async (endpoint, max) => {
+    createEndpoint: (endpoint, max) => {
       const { id, url, description, secret, createdAt } = endpoint;
-      const created = await this.#submit(
-        decodeBoolean,
+      return this.#submit(
+        (_: undefined, result): CreateEndpointOutcome => {
+          if (result === true) {
+            const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
+            return { outcome: 'created', endpoint: created };
+          }
+          return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result as string };
+        },
         undefined,
         Op.createEndpoint,
         id,
@@ -153,10 +165,44 @@ export class SqlitePlantStore implements PlantStore {
         createdAt.getTime(),
         max,
       );
-      return created
-        ? { id, url, ...(description !== undefined && { description }), enabled: true, createdAt }
-        : undefined;
     },
+    updateEndpoint: (id, { url, description, enabled }) =>
+      this.#submit(
+        (_: undefined, result): UpdateEndpointOutcome => {
+          if (result === null) return { outcome: 'not-found' };
+          if (typeof result === 'string') return { outcome: 'url-taken', holder: result };
+          return { outcome: 'updated', endpoint: toEndpoint(result as EndpointRow) };
+        },
+        undefined,
+        Op.updateEndpoint,
+        id,
+        url ?? null,
+        description === undefined ? 0 : 1,
+        description ?? null,
+        enabled === undefined ? null : Number(enabled),
+      ),
+    stopPending: (endpointId, limit) =>
+      this.#submit(decodeNumber, undefined, Op.stopPending, endpointId, limit, Date.now()),
+    resumeStopped: (endpointId, limit) =>
+      this.#submit(decodeNumber, undefined, Op.resumeStopped, endpointId, limit, Date.now()),
+    rotateSecret: (id, secret, previousUntil) =>
+      this.#submit(decodeBoolean, undefined, Op.rotateSecret, id, secret, previousUntil.getTime()),
+    requeueFailed: (endpointId, since, limit) =>
+      this.#submit(decodeNumber, undefined, Op.requeueFailed, endpointId, since.getTime(), limit, Date.now()),
+    retryDelivery: (endpointId, deliveryId) =>
+      this.#submit(decodeBoolean, undefined, Op.retryDelivery, endpointId, deliveryId, Date.now()),
+    endpointSecrets: () =>
+      this.#submit(
+        (_: undefined, rows) =>
+          (rows as { id: string; secret: string; previous_secret: string | null }[]).map(
+            ({ id, secret, previous_secret }): EndpointSecrets =>
+              previous_secret === null ? { id, secret } : { id, secret, previousSecret: previous_secret },
+          ),
+        undefined,
+        Op.endpointSecrets,
+      ),
+    replaceSecret: (id, which, from, to) =>
+      this.#submit(decodeBoolean, undefined, Op.replaceSecret, id, which, from, to),
     listEndpoints: () =>
       this.#submit((_: undefined, rows) => (rows as EndpointRow[]).map(toEndpoint), undefined, Op.listEndpoints),
     getEndpoint: (id) =>

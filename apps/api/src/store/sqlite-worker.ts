@@ -15,6 +15,7 @@ import {
   type StartupMessage,
   type WorkerData,
 } from './sqlite-protocol.ts';
+import { parseDeliveryId, STOPPED_BY_DISABLING, STOPPED_BY_GONE } from './webhook-store.ts';
 
 const SQLITE_BUSY = 5;
 
@@ -74,7 +75,6 @@ const openDatabase = (path: string): DatabaseSync => {
   }
 };
 
-const DISABLED_MESSAGE = 'The endpoint answered 410 Gone and was disabled.';
 /** Events fanned out per delivery claimed. */
 const FAN_OUT_PER_CLAIMED = 8;
 
@@ -93,6 +93,7 @@ const webhookStatements = (db: DatabaseSync) => {
   const withIds = <R extends { seq: bigint }>(rows: R[]): (R & { id: string })[] =>
     rows.map((row) => ({ ...row, id: `${prefix}${row.seq}` }));
   return {
+    instance,
     withIds,
     anyEnabled: () => enabled.get() !== undefined,
     // Positional: binding by name cost twice as much per create (measured).
@@ -115,9 +116,59 @@ const webhookStatements = (db: DatabaseSync) => {
       `SELECT (SELECT count(*) FROM webhook_events) * (SELECT count(*) FROM webhook_endpoints WHERE enabled = 1) AS pending,
               (SELECT created_at FROM webhook_events ORDER BY seq LIMIT 1) AS oldest`,
     ),
+    // An endpoint that has the URL already: nothing is inserted (the unique index).
     createEndpoint: prepare(
       `INSERT INTO webhook_endpoints (id, url, description, secret, created_at)
-       SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?`,
+       SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
+       ON CONFLICT DO NOTHING`,
+    ),
+    urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE url = ? AND duplicate_url = 0'),
+    updateEndpoint: prepare(
+      `UPDATE OR IGNORE webhook_endpoints SET
+         url = coalesce(:url, url),
+         duplicate_url = CASE WHEN :url IS NULL THEN duplicate_url ELSE 0 END,
+         description = CASE WHEN :setDescription = 1 THEN :description ELSE description END,
+         enabled = coalesce(:enabled, enabled)
+       WHERE id = :id`,
+    ),
+    stopPending: prepare(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = '${STOPPED_BY_DISABLING}', next_attempt_at = NULL
+       WHERE seq IN (
+         -- An attempt in flight ends as it will; its outcome is recorded.
+         SELECT seq FROM webhook_deliveries
+         WHERE endpoint_id = :id AND status = 'pending' AND (lease_until IS NULL OR lease_until <= :now) LIMIT :limit
+       ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 0)`,
+    ),
+    resumeStopped: prepare(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now
+       WHERE seq IN (
+         SELECT seq FROM webhook_deliveries
+         WHERE endpoint_id = :id AND status = 'failed'
+           AND (last_error IN ('${STOPPED_BY_GONE}', '${STOPPED_BY_DISABLING}') OR last_status = 410)
+         LIMIT :limit
+       ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
+    ),
+    rotateSecret: prepare(
+      `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = :until, secret = :secret
+       WHERE id = :id`,
+    ),
+    requeueFailed: prepare(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now
+       WHERE seq IN (
+         SELECT seq FROM webhook_deliveries
+         WHERE endpoint_id = :id AND status = 'failed' AND created_at >= :since
+         ORDER BY created_at LIMIT :limit
+       ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
+    ),
+    retryDelivery: prepare(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, delivered_at = NULL
+       WHERE seq = :seq AND endpoint_id = :id
+         AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
+    ),
+    endpointSecrets: prepare('SELECT id, secret, previous_secret FROM webhook_endpoints ORDER BY id'),
+    replaceSecret: prepare('UPDATE webhook_endpoints SET secret = :to WHERE id = :id AND secret = :from'),
+    replacePreviousSecret: prepare(
+      'UPDATE webhook_endpoints SET previous_secret = :to WHERE id = :id AND previous_secret = :from',
     ),
     listEndpoints: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints ORDER BY created_at, id`),
     getEndpoint: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ?`),
@@ -139,8 +190,10 @@ const webhookStatements = (db: DatabaseSync) => {
       true,
     ),
     claimed: prepare(
-      `SELECT d.seq, d.endpoint_id, e.url, e.secret, d.plant_id, d.name, d.tag, d.attempts, d.created_at
-       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = ?`,
+      `SELECT d.seq, d.endpoint_id, e.url, e.secret,
+              CASE WHEN e.previous_secret_until > :now THEN e.previous_secret END AS previous_secret,
+              d.plant_id, d.name, d.tag, d.attempts, d.created_at
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
       true,
     ),
     record: prepare(
@@ -152,7 +205,7 @@ const webhookStatements = (db: DatabaseSync) => {
     ),
     disableEndpoint: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
     failPending: prepare(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = '${DISABLED_MESSAGE}', next_attempt_at = NULL,
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = '${STOPPED_BY_GONE}', next_attempt_at = NULL,
          lease_until = NULL, lease_token = NULL
        WHERE endpoint_id = ? AND status = 'pending'`,
     ),
@@ -224,19 +277,105 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       case Op.close:
         closing = true;
         return true;
-      case Op.createEndpoint:
+      case Op.createEndpoint: {
         beginWrite();
         endpointsChanged = true;
-        return (
+        const url = ops[at + 2] as string;
+        const created =
           webhooks.createEndpoint.run(
             ops[at + 1] as string,
-            ops[at + 2] as string,
+            url,
             ops[at + 3] as string | null,
             ops[at + 4] as string,
             ops[at + 5] as number,
             ops[at + 6] as number,
-          ).changes === 1
+          ).changes === 1;
+        if (created) return true;
+        const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
+        return holder?.id ?? false;
+      }
+      case Op.updateEndpoint: {
+        beginWrite();
+        endpointsChanged = true;
+        const id = ops[at + 1] as string;
+        const url = ops[at + 2] as string | null;
+        const changed = webhooks.updateEndpoint.run({
+          id,
+          url,
+          setDescription: ops[at + 3] as number,
+          description: ops[at + 4] as string | null,
+          enabled: ops[at + 5] as number | null,
+        }).changes;
+        if (changed === 1) return webhooks.getEndpoint.get(id);
+        if (webhooks.getEndpoint.get(id) === undefined) return null;
+        // OR IGNORE skipped the row: the unique URL index refused it.
+        return (webhooks.urlHolder.get(url) as { id: string }).id;
+      }
+      case Op.stopPending:
+        beginWrite();
+        return Number(
+          webhooks.stopPending.run({
+            id: ops[at + 1] as string,
+            limit: ops[at + 2] as number,
+            now: ops[at + 3] as number,
+          }).changes,
         );
+      case Op.resumeStopped:
+        beginWrite();
+        return Number(
+          webhooks.resumeStopped.run({
+            id: ops[at + 1] as string,
+            limit: ops[at + 2] as number,
+            now: ops[at + 3] as number,
+          }).changes,
+        );
+      case Op.rotateSecret:
+        beginWrite();
+        return (
+          webhooks.rotateSecret.run({
+            id: ops[at + 1] as string,
+            secret: ops[at + 2] as string,
+            until: ops[at + 3] as number,
+          }).changes === 1
+        );
+      case Op.requeueFailed:
+        beginWrite();
+        return Number(
+          webhooks.requeueFailed.run({
+            id: ops[at + 1] as string,
+            since: ops[at + 2] as number,
+            limit: ops[at + 3] as number,
+            now: ops[at + 4] as number,
+          }).changes,
+        );
+      case Op.retryDelivery: {
+        const parsed = parseDeliveryId(ops[at + 2] as string);
+        if (parsed === undefined || parsed.instance !== webhooks.instance) return false;
+        // A delivery id exists only once its event is fanned out: nothing to fan out first.
+        beginWrite();
+        return (
+          webhooks.retryDelivery.run({ id: ops[at + 1] as string, seq: parsed.seq, now: ops[at + 3] as number })
+            .changes === 1
+        );
+      }
+      case Op.endpointSecrets:
+        return webhooks.endpointSecrets.all();
+      case Op.replaceSecret: {
+        beginWrite();
+        const statement = ops[at + 2] === 'secret' ? webhooks.replaceSecret : webhooks.replacePreviousSecret;
+        // The plain secret being sealed must not linger in the page's free space (secure_delete
+        // zeroes it); the next checkpoint (at the latest, closing the store) carries that page into
+        // the database file.
+        db.exec('PRAGMA secure_delete = ON');
+        try {
+          return (
+            statement.run({ id: ops[at + 1] as string, from: ops[at + 3] as string, to: ops[at + 4] as string })
+              .changes === 1
+          );
+        } finally {
+          db.exec('PRAGMA secure_delete = OFF');
+        }
+      }
       case Op.listEndpoints:
         return webhooks.listEndpoints.all();
       case Op.getEndpoint:
@@ -266,7 +405,8 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
           until: ops[at + 3] as number,
           token: ops[at + 4] as string,
         }) as { seq: bigint }[];
-        const rows = claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
+        const now = ops[at + 1] as number;
+        const rows = claimed.map(({ seq }) => webhooks.claimed.get({ seq, now })).filter((row) => row !== undefined);
         return webhooks.withIds(rows as { seq: bigint }[]);
       }
       case Op.recordAttempt: {
@@ -319,7 +459,14 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     op === Op.createEndpoint ||
     op === Op.deleteEndpoint ||
     op === Op.claimDue ||
-    op === Op.recordAttempt;
+    op === Op.recordAttempt ||
+    op === Op.updateEndpoint ||
+    op === Op.stopPending ||
+    op === Op.resumeStopped ||
+    op === Op.rotateSecret ||
+    op === Op.requeueFailed ||
+    op === Op.retryDelivery ||
+    op === Op.replaceSecret;
 
   return (ops) => {
     let reply: BatchReply = [null];

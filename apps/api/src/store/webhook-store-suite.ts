@@ -21,8 +21,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const describeWebhookStore = (store: () => PlantStore): void => {
   const register = async (endpoint = newEndpoint()): Promise<StoredEndpoint> => {
     const created = await store().webhooks.createEndpoint(endpoint, 100);
-    if (created === undefined) throw new Error('The endpoint was not registered.');
-    return created;
+    if (created.outcome !== 'created') throw new Error(`The endpoint was not registered: ${created.outcome}.`);
+    return created.endpoint;
   };
 
   describe('webhook endpoints', () => {
@@ -30,11 +30,8 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const first = newEndpoint({ description: 'Inventory' });
       const second = newEndpoint();
       expect(await store().webhooks.createEndpoint(first, 100)).toStrictEqual({
-        id: first.id,
-        url: first.url,
-        description: 'Inventory',
-        enabled: true,
-        createdAt: first.createdAt,
+        outcome: 'created',
+        endpoint: { id: first.id, url: first.url, description: 'Inventory', enabled: true, createdAt: first.createdAt },
       });
       await store().webhooks.createEndpoint(second, 100);
       const listed = await store().webhooks.listEndpoints();
@@ -54,11 +51,210 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
 
   it('registers no more than the most endpoints allowed', async () => {
     for (let index = 0; index < 3; index++)
-      expect(await store().webhooks.createEndpoint(newEndpoint(), 3)).toBeDefined();
+      expect(await store().webhooks.createEndpoint(newEndpoint(), 3)).toMatchObject({ outcome: 'created' });
     const extra = newEndpoint();
-    expect(await store().webhooks.createEndpoint(extra, 3)).toBeUndefined();
+    expect(await store().webhooks.createEndpoint(extra, 3)).toStrictEqual({ outcome: 'too-many' });
     expect(await store().webhooks.getEndpoint(extra.id)).toBeUndefined();
     expect(await store().webhooks.listEndpoints()).toHaveLength(3);
+  });
+
+  describe('endpoint operations', () => {
+    it('keeps one endpoint per URL, also when registrations race and when an update moves to a taken URL', async () => {
+      const first = await register();
+      const same = newEndpoint({ url: first.url });
+      expect(await store().webhooks.createEndpoint(same, 100)).toStrictEqual({
+        outcome: 'url-taken',
+        holder: first.id,
+      });
+      expect(await store().webhooks.getEndpoint(same.id)).toBeUndefined();
+
+      const url = 'https://receiver.example.com/raced';
+      const racing = Array.from({ length: 5 }, () => newEndpoint({ url }));
+      const outcomes = await Promise.all(racing.map((endpoint) => store().webhooks.createEndpoint(endpoint, 100)));
+      const winners = outcomes.filter((outcome) => outcome.outcome === 'created');
+      expect(winners).toHaveLength(1);
+      const winner = (winners[0] as { endpoint: StoredEndpoint }).endpoint.id;
+      for (const outcome of outcomes.filter((candidate) => candidate.outcome !== 'created'))
+        expect(outcome).toStrictEqual({ outcome: 'url-taken', holder: winner });
+
+      expect(await store().webhooks.updateEndpoint(first.id, { url })).toStrictEqual({
+        outcome: 'url-taken',
+        holder: winner,
+      });
+      expect(await store().webhooks.getEndpoint(first.id)).toStrictEqual(first);
+      // Its own URL is no conflict; the freed URL may be taken by another.
+      expect(await store().webhooks.updateEndpoint(first.id, { url: first.url })).toStrictEqual({
+        outcome: 'updated',
+        endpoint: first,
+      });
+      expect(await store().webhooks.deleteEndpoint(winner)).toBe(true);
+      expect(await store().webhooks.updateEndpoint(first.id, { url })).toMatchObject({
+        outcome: 'updated',
+        endpoint: { id: first.id, url },
+      });
+    });
+
+    it('updates what is given, removes a description with null, and answers not-found for an unknown id', async () => {
+      const endpoint = await register(newEndpoint({ description: 'Before' }));
+      const url = 'https://receiver.example.com/moved';
+      expect(await store().webhooks.updateEndpoint(endpoint.id, { url, description: 'After' })).toStrictEqual({
+        outcome: 'updated',
+        endpoint: { ...endpoint, url, description: 'After' },
+      });
+      expect(await store().webhooks.updateEndpoint(endpoint.id, { enabled: false })).toStrictEqual({
+        outcome: 'updated',
+        endpoint: { ...endpoint, url, description: 'After', enabled: false },
+      });
+      const { description: _dropped, ...withoutDescription } = endpoint;
+      expect(await store().webhooks.updateEndpoint(endpoint.id, { description: null, enabled: true })).toStrictEqual({
+        outcome: 'updated',
+        endpoint: { ...withoutDescription, url },
+      });
+      expect(await store().webhooks.updateEndpoint('ep_unknown', { enabled: true })).toStrictEqual({
+        outcome: 'not-found',
+      });
+    });
+
+    it('disabling stops pending deliveries; enabling resumes them and the one answered 410, due now', async () => {
+      const endpoint = await register();
+      for (const id of [30n, 31n, 32n]) await store().create({ id, name: `Plant ${id}` });
+      const claimed = await store().webhooks.claimDue({ limit: 1, leaseMs: 60_000 });
+      await store().webhooks.recordAttempt(claimed[0] as ClaimedDelivery, {
+        outcome: 'gone',
+        status: 410,
+        error: 'The receiver answered 410 Gone.',
+      });
+      const stopped = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(stopped.map((delivery) => delivery.status)).toStrictEqual(['failed', 'failed', 'failed']);
+      // Nothing resumes while the endpoint is disabled.
+      expect(await store().webhooks.resumeStopped(endpoint.id, 10)).toBe(0);
+
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: true });
+      expect(await store().webhooks.resumeStopped(endpoint.id, 2)).toBe(2);
+      expect(await store().webhooks.resumeStopped(endpoint.id, 2)).toBe(1);
+      expect(await store().webhooks.resumeStopped(endpoint.id, 2)).toBe(0);
+      const resumed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(resumed.map((delivery) => delivery.status)).toStrictEqual(['pending', 'pending', 'pending']);
+      const again = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      expect(again.map((delivery) => delivery.id).sort()).toStrictEqual(resumed.map((delivery) => delivery.id).sort());
+      // Their ids and attempts are kept.
+      expect(again.find((delivery) => delivery.id === claimed[0]?.id)).toMatchObject({ attempts: 1 });
+      for (const delivery of again)
+        await store().webhooks.recordAttempt(delivery, { outcome: 'retry', retryInMs: 0, error: 'x' });
+
+      // Disabled by hand: pending deliveries stop (in batches), and resume when enabled again.
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
+      expect(await store().webhooks.stopPending(endpoint.id, 2)).toBe(2);
+      expect(await store().webhooks.stopPending(endpoint.id, 2)).toBe(1);
+      expect(await store().webhooks.stopPending(endpoint.id, 2)).toBe(0);
+      const disabled = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(disabled.map((delivery) => [delivery.status, delivery.lastError])).toStrictEqual([
+        ['failed', 'The endpoint was disabled.'],
+        ['failed', 'The endpoint was disabled.'],
+        ['failed', 'The endpoint was disabled.'],
+      ]);
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: true });
+      expect(await store().webhooks.stopPending(endpoint.id, 10)).toBe(0);
+      expect(await store().webhooks.resumeStopped(endpoint.id, 10)).toBe(3);
+    });
+
+    it('disabling leaves an attempt in flight to record its outcome', async () => {
+      const endpoint = await register();
+      for (const id of [35n, 36n]) await store().create({ id, name: `Plant ${id}` });
+      const [inFlight] = await store().webhooks.claimDue({ limit: 1, leaseMs: 60_000 });
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
+      expect(await store().webhooks.stopPending(endpoint.id, 10)).toBe(1);
+      expect(
+        await store().webhooks.recordAttempt(inFlight as ClaimedDelivery, { outcome: 'delivered', status: 200 }),
+      ).toBe(true);
+      const listed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(listed.map((delivery) => delivery.status).sort()).toStrictEqual(['delivered', 'failed']);
+    });
+
+    it('after a rotation claims carry the previous secret until it expires', async () => {
+      const endpoint = await register();
+      const old = newEndpoint().secret;
+      const [original] = await store().webhooks.endpointSecrets();
+      expect(original).toStrictEqual({ id: endpoint.id, secret: expect.stringMatching(/^whsec_/) });
+      const fresh = `whsec_${Buffer.alloc(32, 200).toString('base64')}`;
+      expect(await store().webhooks.rotateSecret(endpoint.id, fresh, new Date(Date.now() + 400))).toBe(true);
+      expect(await store().webhooks.rotateSecret('ep_unknown', fresh, new Date())).toBe(false);
+      await store().create({ id: 40n, name: 'Rotated' });
+      const [claim] = await store().webhooks.claimDue({ limit: 1, leaseMs: 100 });
+      expect(claim).toMatchObject({ secret: fresh, previousSecret: original?.secret });
+      await sleep(500);
+      const [later] = await store().webhooks.claimDue({ limit: 1, leaseMs: 100 });
+      expect(later?.secret).toBe(fresh);
+      expect(later).not.toHaveProperty('previousSecret');
+      expect(await store().webhooks.endpointSecrets()).toStrictEqual([
+        { id: endpoint.id, secret: fresh, previousSecret: original?.secret },
+      ]);
+      expect(old).not.toBe(fresh);
+    });
+
+    it('replaces a stored secret only if it is still the one read', async () => {
+      const endpoint = await register();
+      const [{ secret } = { secret: '' }] = await store().webhooks.endpointSecrets();
+      expect(await store().webhooks.replaceSecret(endpoint.id, 'secret', 'whsec_other', 'sealed')).toBe(false);
+      expect(await store().webhooks.replaceSecret(endpoint.id, 'secret', secret, 'sealed')).toBe(true);
+      expect(await store().webhooks.replaceSecret(endpoint.id, 'previousSecret', secret, 'sealed')).toBe(false);
+      expect(await store().webhooks.endpointSecrets()).toStrictEqual([{ id: endpoint.id, secret: 'sealed' }]);
+    });
+
+    it('requeues failed deliveries created since a time, in batches, oldest first, with their ids', async () => {
+      const endpoint = await register();
+      const before = new Date(Date.now() - 1);
+      for (const id of [50n, 51n, 52n, 53n]) await store().create({ id, name: `Plant ${id}` });
+      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      for (const delivery of claimed)
+        await store().webhooks.recordAttempt(delivery, {
+          outcome: 'failed',
+          error: 'Connection failed: ECONNREFUSED.',
+        });
+      const failed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(failed.every((delivery) => delivery.status === 'failed')).toBe(true);
+
+      expect(await store().webhooks.requeueFailed(endpoint.id, new Date(Date.now() + 60_000), 10)).toBe(0);
+      expect(await store().webhooks.requeueFailed(endpoint.id, before, 3)).toBe(3);
+      const listed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      // Oldest first: the newest is still failed.
+      expect(listed.map((delivery) => delivery.status)).toStrictEqual(['failed', 'pending', 'pending', 'pending']);
+      expect(await store().webhooks.requeueFailed(endpoint.id, before, 3)).toBe(1);
+      const again = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      expect(again.map((delivery) => delivery.id).sort()).toStrictEqual(claimed.map((delivery) => delivery.id).sort());
+      expect(again.every((delivery) => delivery.attempts === 1)).toBe(true);
+      for (const delivery of again) await store().webhooks.recordAttempt(delivery, { outcome: 'failed', error: 'x' });
+
+      // Nothing is requeued for a disabled endpoint.
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
+      expect(await store().webhooks.requeueFailed(endpoint.id, before, 10)).toBe(0);
+    });
+
+    it('retries one delivery whatever its status; unknown or foreign ids and disabled endpoints are refused', async () => {
+      const endpoint = await register();
+      const other = await register();
+      await store().create({ id: 60n, name: 'Again' });
+      const [delivery] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
+      const id = delivery?.id ?? '';
+      const [claim] = (await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).filter(
+        (candidate) => candidate.id === id,
+      );
+      await store().webhooks.recordAttempt(claim as ClaimedDelivery, { outcome: 'delivered', status: 200 });
+
+      expect(await store().webhooks.retryDelivery(endpoint.id, id)).toBe(true);
+      const [pending] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
+      expect(pending).toMatchObject({ id, status: 'pending', attempts: 1, lastStatus: 200 });
+      expect(pending).not.toHaveProperty('deliveredAt');
+      const claims = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      expect(claims.map((candidate) => candidate.id)).toContain(id);
+
+      expect(await store().webhooks.retryDelivery(other.id, id)).toBe(false);
+      expect(await store().webhooks.retryDelivery(endpoint.id, 'msg_0000000000000000_1')).toBe(false);
+      expect(await store().webhooks.retryDelivery(endpoint.id, 'nonsense')).toBe(false);
+      expect(await store().webhooks.retryDelivery(endpoint.id, `${id}0`)).toBe(false);
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
+      expect(await store().webhooks.retryDelivery(endpoint.id, id)).toBe(false);
+    });
   });
 
   describe('the outbox', () => {

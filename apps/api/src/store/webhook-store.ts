@@ -16,8 +16,42 @@ export type StoredEndpoint = {
 };
 
 export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled'> & {
-  /** `whsec_…`: kept to sign deliveries, never answered again after registration. */
+  /**
+   * As stored: `whsec_…`, or sealed by PLANT_WEBHOOK_SECRETS_KEY (see secret-box.ts). Kept to sign
+   * deliveries, never answered again after registration.
+   */
   secret: string;
+};
+
+/** The answer to createEndpoint: registered, or why not. */
+export type CreateEndpointOutcome =
+  | { outcome: 'created'; endpoint: StoredEndpoint }
+  /** `max` endpoints exist already. */
+  | { outcome: 'too-many' }
+  /** Another endpoint has this URL: one receiver, one endpoint. */
+  | { outcome: 'url-taken'; holder: string };
+
+/** What PATCH /webhooks/{id} may change; `description: null` removes it. */
+export type EndpointChanges = { url?: string; description?: string | null; enabled?: boolean };
+
+export type UpdateEndpointOutcome =
+  | { outcome: 'updated'; endpoint: StoredEndpoint }
+  | { outcome: 'not-found' }
+  | { outcome: 'url-taken'; holder: string };
+
+/** Why the deliveries of a disabled endpoint stopped (their lastError): enabling it resumes them. */
+export const STOPPED_BY_GONE = 'The endpoint answered 410 Gone and was disabled.';
+export const STOPPED_BY_DISABLING = 'The endpoint was disabled.';
+
+/** An endpoint's signing secrets as stored (plain or sealed), for sealing plain ones. */
+export type EndpointSecrets = { id: string; secret: string; previousSecret?: string };
+
+/** A delivery's id is `msg_<instance>_<seq>`: the database it belongs to and its key there. */
+export const parseDeliveryId = (id: string): { instance: string; seq: bigint } | undefined => {
+  const match = /^msg_([0-9a-f]{16})_(\d{1,19})$/.exec(id);
+  if (!match?.[1] || !match[2]) return undefined;
+  const seq = BigInt(match[2]);
+  return seq <= 0x7fffffffffffffffn ? { instance: match[1], seq } : undefined;
 };
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -43,7 +77,10 @@ export type ClaimedDelivery = {
   seq: bigint;
   endpointId: string;
   url: string;
+  /** As stored (see NewStoredEndpoint). */
   secret: string;
+  /** The secret before the last rotation, while its grace lasts: deliveries are signed with both. */
+  previousSecret?: string;
   plant: { id: bigint; name: string; tag?: string };
   /** Attempts made before this one. */
   attempts: number;
@@ -71,8 +108,33 @@ export type ClaimOptions = {
 export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
 
 export interface WebhookStore {
-  /** Registers the endpoint unless `max` endpoints exist already (then resolves undefined). */
-  createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<StoredEndpoint | undefined>;
+  /** Registers the endpoint unless `max` endpoints exist already or another has its URL. */
+  createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome>;
+  /** Changes what is given; a URL another endpoint has is refused (url-taken), whatever else changes. */
+  updateEndpoint(id: string, changes: EndpointChanges): Promise<UpdateEndpointOutcome>;
+  /**
+   * Fails up to `limit` pending deliveries of a disabled endpoint (STOPPED_BY_DISABLING); resolves
+   * how many. Does nothing while the endpoint is enabled.
+   */
+  stopPending(endpointId: string, limit: number): Promise<number>;
+  /**
+   * Makes up to `limit` deliveries that the endpoint's disabling stopped (STOPPED_BY_*, or answered
+   * 410) pending again, due now; resolves how many. Does nothing while the endpoint is disabled.
+   */
+  resumeStopped(endpointId: string, limit: number): Promise<number>;
+  /** Signs with `secret` from now on, and with the current one too until `previousUntil`; false when there is no such endpoint. */
+  rotateSecret(id: string, secret: string, previousUntil: Date): Promise<boolean>;
+  /**
+   * Makes up to `limit` failed deliveries of an enabled endpoint created at or after `since` pending
+   * again, due now, oldest first (their webhook-id unchanged); resolves how many.
+   */
+  requeueFailed(endpointId: string, since: Date, limit: number): Promise<number>;
+  /** Makes one delivery of an enabled endpoint pending and due now, whatever its status; false when there is none. */
+  retryDelivery(endpointId: string, deliveryId: string): Promise<boolean>;
+  /** Every endpoint's secrets as stored. */
+  endpointSecrets(): Promise<EndpointSecrets[]>;
+  /** Replaces a stored secret if it is still `from`; resolves whether it was. */
+  replaceSecret(id: string, which: 'secret' | 'previousSecret', from: string, to: string): Promise<boolean>;
   /** Endpoints oldest first. */
   listEndpoints(): Promise<StoredEndpoint[]>;
   getEndpoint(id: string): Promise<StoredEndpoint | undefined>;

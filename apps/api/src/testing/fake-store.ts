@@ -3,7 +3,18 @@ import type { WebhookStore } from '../store/webhook-store.ts';
 
 /** No endpoints, nothing to deliver. */
 const noWebhooks: WebhookStore = {
-  createEndpoint: async ({ id, url, createdAt }) => ({ id, url, createdAt, enabled: true }),
+  createEndpoint: async ({ id, url, createdAt }) => ({
+    outcome: 'created',
+    endpoint: { id, url, createdAt, enabled: true },
+  }),
+  updateEndpoint: async () => ({ outcome: 'not-found' }),
+  stopPending: async () => 0,
+  resumeStopped: async () => 0,
+  rotateSecret: async () => false,
+  requeueFailed: async () => 0,
+  retryDelivery: async () => false,
+  endpointSecrets: async () => [],
+  replaceSecret: async () => false,
   listEndpoints: async () => [],
   getEndpoint: async () => undefined,
   deleteEndpoint: async () => false,

@@ -37,6 +37,11 @@ describe('attemptResult', () => {
     });
   });
 
+  it('fails at once what the address guard refused: no retry would be allowed either', () => {
+    const refused = { error: 'Refused to connect: receiver.example resolves to a private address.', refused: true };
+    expect(attemptResult(refused, 0, DELAYS, middle)).toStrictEqual({ outcome: 'failed', error: refused.error });
+  });
+
   it('spreads retries by ±10 %', () => {
     expect(attemptResult({ status: 503 }, 1, DELAYS, () => 0)).toMatchObject({ retryInMs: 54_000 });
     expect(attemptResult({ status: 503 }, 1, DELAYS, () => 1)).toMatchObject({ retryInMs: 66_000 });

@@ -6,12 +6,15 @@ import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
+import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 
 export type WebhookDeliveryOptions = {
   store: PlantStore;
-  config: WebhookConfig;
+  config: Pick<WebhookConfig, 'timeoutMs' | 'retryDelaysMs' | 'allowPrivate'>;
+  /** Opens the stored signing secrets; by default they are stored in plain text. */
+  secrets?: SecretBox;
   logger: Logger;
   /** The service's metrics; the delivery metrics join its registry. */
   metrics?: Metrics;
@@ -94,11 +97,15 @@ const saturation = (idleShare: number): (() => boolean) => {
   };
 };
 
+/** Signing keys kept opened: two per endpoint (one rotating) at the most endpoints, with room to spare. */
+const MAX_CACHED_SIGNING_KEYS = 1_000;
+
 /** The wait after the store failed to answer a claim. */
 const STORE_FAILURE_BACKOFF_MS = 5_000;
 
 /**
- * What an attempt comes to. 2xx: delivered. 410: the endpoint is gone. Anything else (3xx, 4xx,
+ * What an attempt comes to. 2xx: delivered. 410: the endpoint is gone. Refused by the address
+ * guard: failed at once (the target is not allowed; retrying would not change that). Anything else (3xx, 4xx,
  * 5xx, timeout, connection failure): retried after the next delay of the schedule — spread by ±10 %
  * so that retries of one burst do not arrive together, and never before Retry-After — or failed
  * once the schedule is spent.
@@ -120,7 +127,8 @@ export const attemptResult = (
         : `The receiver answered ${status}.`;
   const delay = retryDelaysMs[attemptsBefore];
   const withStatus = status === undefined ? {} : { status };
-  if (delay === undefined) return { outcome: 'failed', ...withStatus, error };
+  if (delay === undefined || ('refused' in outcome && outcome.refused))
+    return { outcome: 'failed', ...withStatus, error };
   const jittered = Math.round(delay * (0.9 + 0.2 * random()));
   const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
   const retryInMs = Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
@@ -138,6 +146,7 @@ export const startWebhookDelivery = ({
   config,
   logger,
   metrics,
+  secrets = plainSecrets,
   pollIntervalMs = 1_000,
   concurrency = 16,
   stopGraceMs = 5_000,
@@ -169,9 +178,29 @@ export const startWebhookDelivery = ({
       if (onFreedSlot) slotFreed = done;
     });
 
+  /**
+   * Signing keys by endpoint and stored secret: opening a sealed secret (AES-GCM) and decoding it
+   * for every attempt would cost about as much as the signature. A rotation stores a new secret, so
+   * it is a new entry; the map is emptied now and then, not to keep rotated-out keys for ever.
+   */
+  const signingKeys = new Map<string, Buffer>();
+  const signingKey = (endpointId: string, stored: string): Buffer => {
+    const cacheKey = `${endpointId} ${stored}`;
+    let key = signingKeys.get(cacheKey);
+    if (key === undefined) {
+      if (signingKeys.size >= MAX_CACHED_SIGNING_KEYS) signingKeys.clear();
+      key = secretKey(secrets.open(endpointId, stored));
+      signingKeys.set(cacheKey, key);
+    }
+    return key;
+  };
   const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
     const body = stringifyExactJson(delivery.plant);
-    const headers = signedHeaders(secretKey(delivery.secret), delivery.id, Math.floor(Date.now() / 1000), body);
+    // The new secret, and the previous one while its rotation grace lasts: receivers switch without a gap.
+    const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
+      (stored) => signingKey(delivery.endpointId, stored),
+    );
+    const headers = signedHeaders(keys, delivery.id, Math.floor(Date.now() / 1000), body);
     const outcome = await postWebhook(delivery.url, body, headers, {
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,

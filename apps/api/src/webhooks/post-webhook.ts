@@ -12,7 +12,10 @@ export type PostOptions = {
   agents: { http: HttpAgent; https: HttpsAgent };
 };
 
-/** What one attempt came to: the status when the receiver answered, or why it did not. */
+/**
+ * What one attempt came to: the status when the receiver answered, or why it did not; `refused`
+ * when the service refused to send it at all (the target is not allowed), which no retry changes.
+ */
 export type PostOutcome =
   | { status: number; retryAfterMs?: number }
   | { status?: undefined; error: string; refused?: boolean };
@@ -43,10 +46,11 @@ export const parseRetryAfter = (value: string | undefined, now = Date.now()): nu
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 };
 
-const describeFailure = (error: NodeJS.ErrnoException): string => {
-  if (error.code === 'EPRIVATEADDRESS') return `Refused to connect: ${error.message}`;
-  if (error.code === 'ETIMEDOUT_WEBHOOK') return error.message;
-  return `Connection failed: ${error.code ?? error.message}.`;
+const describeFailure = (error: NodeJS.ErrnoException): PostOutcome => {
+  // The address guard refused the connection: trying again later would be refused again.
+  if (error.code === 'EPRIVATEADDRESS') return { error: `Refused to connect: ${error.message}`, refused: true };
+  if (error.code === 'ETIMEDOUT_WEBHOOK') return { error: error.message };
+  return { error: `Connection failed: ${error.code ?? error.message}.` };
 };
 
 /**
@@ -103,7 +107,7 @@ export const postWebhook = (
         Object.assign(new Error(`No 2xx answer within ${timeoutMs} ms.`), { code: 'ETIMEDOUT_WEBHOOK' }),
       );
     }, timeoutMs);
-    outgoing.once('error', (error: NodeJS.ErrnoException) => finish({ error: describeFailure(error) }));
+    outgoing.once('error', (error: NodeJS.ErrnoException) => finish(describeFailure(error)));
     outgoing.once('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
       const retryAfter = response.headers['retry-after'];

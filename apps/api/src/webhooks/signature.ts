@@ -11,17 +11,22 @@ export const newSecret = (): string => `${SECRET_PREFIX}${randomBytes(SECRET_BYT
 export const secretKey = (secret: string): Buffer =>
   Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 
-/** The Standard Webhooks headers of one attempt: webhook-id, webhook-timestamp (Unix seconds) and webhook-signature. */
+/**
+ * The Standard Webhooks headers of one attempt: webhook-id, webhook-timestamp (Unix seconds) and
+ * webhook-signature, with one signature per key, space-separated (the header's form for secret
+ * rotation: a receiver accepts the delivery if any of them matches its secret).
+ */
 export const signedHeaders = (
-  key: Buffer,
+  keys: readonly Buffer[],
   id: string,
   timestampSeconds: number,
   body: string,
 ): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } => {
-  const signature = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
+  const content = `${id}.${timestampSeconds}.${body}`;
+  const signatures = keys.map((key) => `v1,${createHmac('sha256', key).update(content).digest('base64')}`);
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': `v1,${signature}`,
+    'webhook-signature': signatures.join(' '),
   };
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { guardedLookup, nonPublicCause, refuseTarget } from './target-address.ts';
+import { guardedLookup, nonPublicCause, normalizeWebhookUrl, refuseTarget } from './target-address.ts';
 
 describe('nonPublicCause', () => {
   it.each([
@@ -26,7 +26,31 @@ describe('nonPublicCause', () => {
     ['::ffff:10.1.2.3', /private address \(IPv4-mapped\)/],
     ['::ffff:a9fe:a9fe', /link-local address \(IPv4-mapped\)/],
     ['64:ff9b::192.168.0.1', /private address \(NAT64\)/],
-    ['::127.0.0.1', /loopback address \(IPv4-compatible\)/],
+    ['64:ff9b::7f00:1', /loopback address \(NAT64\)/],
+    ['64:ff9b:1::8.8.8.8', /local-use NAT64/],
+    ['64:ff9b:1:ab::1', /local-use NAT64/],
+    ['2002:7f00:1::', /loopback address \(6to4\)/],
+    ['2002:c0a8:101::1', /private address \(6to4\)/],
+    ['2002:a9fe:a9fe::', /link-local address \(6to4\)/],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', /Teredo/],
+    ['2001::1', /Teredo/],
+    ['::ffff:0:10.0.0.1', /private address \(IPv4-translated\)/],
+    ['::127.0.0.1', /loopback address/],
+    ['::7f00:1', /loopback address \(IPv4-compatible\)/],
+    ['100::1', /discard-only/],
+    ['2001:db8::1', /documentation/],
+    ['3fff::1', /documentation/],
+    ['2001:2::1', /benchmarking/],
+    ['fec0::1', /site-local/],
+    ['ff02::1', /multicast/],
+    ['192.0.2.1', /documentation/],
+    ['198.51.100.7', /documentation/],
+    ['203.0.113.9', /documentation/],
+    ['198.18.0.1', /reserved/],
+    ['240.0.0.1', /reserved/],
+    ['192.0.0.8', /reserved/],
+    ['192.88.99.1', /reserved/],
+    ['not-an-ip', /not an IP address/],
   ])('judges %s non-public', (address, cause) => {
     expect(nonPublicCause(address)).toMatch(cause);
   });
@@ -40,6 +64,8 @@ describe('nonPublicCause', () => {
     '2606:4700:4700::1111',
     '::ffff:8.8.8.8',
     '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
+    '2a00:1450:4001:81b::200e',
   ])('judges %s public', (address) => {
     expect(nonPublicCause(address)).toBeUndefined();
   });
@@ -72,9 +98,24 @@ describe('refuseTarget', () => {
 
   it('refuses a name that resolves to any non-public address', async () => {
     const rebinding = { allowPrivate: false, resolve: async () => ['93.184.215.14', '192.168.0.10'] };
-    expect(await refuseTarget('https://sneaky.example.com/', rebinding)).toBe(
-      'url must reach a public address: sneaky.example.com resolves to 192.168.0.10, a private address.',
-    );
+    const refusal = await refuseTarget('https://sneaky.example.com/', rebinding);
+    expect(refusal).toBe('url must reach a public address: sneaky.example.com resolves to a private address.');
+  });
+
+  it('says which rule refused a resolved name, never the addresses it resolved to', async () => {
+    for (const [address, cause] of [
+      ['64:ff9b:1::a00:1', 'a local-use NAT64 address'],
+      ['2002:a00:1::', 'a private address (6to4)'],
+      ['2001:0:4136:e378::1', 'a Teredo tunnel address'],
+      ['100::7', 'a discard-only address'],
+      ['::ffff:169.254.169.254', 'a link-local address (IPv4-mapped)'],
+    ] as const) {
+      const refusal = await refuseTarget('https://inside.example.com/', {
+        allowPrivate: false,
+        resolve: async () => [address],
+      });
+      expect(refusal).toBe(`url must reach a public address: inside.example.com resolves to ${cause}.`);
+    }
   });
 
   it('refuses a name that does not resolve', async () => {
@@ -105,8 +146,37 @@ describe('guardedLookup (connect time)', () => {
       const { error } = await lookup('localhost', all);
       expect(error).toMatchObject({
         code: 'EPRIVATEADDRESS',
-        message: expect.stringMatching(/^localhost resolves to/),
+        message: expect.stringMatching(/^localhost resolves to a loopback address\.$/),
       });
     }
+  });
+});
+
+describe('normalizeWebhookUrl', () => {
+  it.each([
+    ['https://Receiver.Example.COM:443/a/../hooks?x=1#frag', 'https://receiver.example.com/hooks?x=1'],
+    ['https://receiver.example.com', 'https://receiver.example.com/'],
+    ['https://receiver.example.com/p%61th/ü', 'https://receiver.example.com/p%61th/%C3%BC'],
+    ['https://bücher.example/', 'https://xn--bcher-kva.example/'],
+    ['https://[0:0::1]:8443/#', 'https://[::1]:8443/'],
+    ['HTTP://0x7f.1/', 'http://127.0.0.1/'],
+  ])('stores %s as %s', (input, stored) => {
+    expect(normalizeWebhookUrl(input)).toStrictEqual({ url: stored });
+  });
+
+  it.each([
+    ' https://receiver.example.com/',
+    'https://receiver.example.com/ ',
+    'https://receiver.example.com/\nX-Injected: 1',
+    'https://receiver.example.com/a\tb',
+    'https://receiver.example.com/\r',
+    'https://receiver.example.com/\u0000',
+    'https://receiver.example.com/\u007f',
+    'https://receiver.example.com/\u00a0',
+    'https://receiver.example.com/a b',
+  ])('refuses %j before parsing', (input) => {
+    expect(normalizeWebhookUrl(input)).toStrictEqual({
+      refusal: 'url must not contain whitespace or control characters.',
+    });
   });
 });

@@ -1,102 +1,75 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Server-side request forgery guard: webhook URLs are chosen by API clients, so the service must
  * not be made to POST into its own network. Addresses are judged by number, never by name, and
- * again when connecting (DNS may answer differently then: rebinding).
+ * again when connecting (DNS may answer differently then: rebinding). The ranges are ipaddr.js's
+ * (IANA's special-purpose registries, maintained there rather than copied here): only what it
+ * calls `unicast` is public.
  */
 
-type Range = { prefix: bigint; bits: number; width: 32 | 128; cause: string };
-
-const ipv4ToBigInt = (address: string): bigint =>
-  address.split('.').reduce((value, part) => (value << 8n) | BigInt(Number(part)), 0n);
-
-const ipv6ToBigInt = (address: string): bigint => {
-  let text = address.toLowerCase();
-  const zone = text.indexOf('%');
-  if (zone !== -1) text = text.slice(0, zone);
-  // A trailing dotted quad (::ffff:1.2.3.4) is two groups.
-  const dotted = text.match(/(\d+\.\d+\.\d+\.\d+)$/);
-  if (dotted?.[1]) {
-    const v4 = ipv4ToBigInt(dotted[1]);
-    text = `${text.slice(0, -dotted[1].length)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const headGroups = head === '' ? [] : head.split(':');
-  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
-  const missing = 8 - headGroups.length - tailGroups.length;
-  const groups = [...headGroups, ...Array.from({ length: tail === undefined ? 0 : missing }, () => '0'), ...tailGroups];
-  return groups.reduce((value, group) => (value << 16n) | BigInt(Number.parseInt(group || '0', 16)), 0n);
+/** How ipaddr.js's range names read in a refusal. */
+const RANGE_CAUSES: Readonly<Record<string, string>> = {
+  unspecified: 'an unspecified address',
+  broadcast: 'a broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address',
+  loopback: 'a loopback address',
+  carrierGradeNat: 'a carrier-grade NAT (shared) address',
+  private: 'a private address',
+  reserved: 'a reserved or documentation address',
+  uniqueLocal: 'a unique-local address',
+  deprecatedSiteLocal: 'a site-local address',
+  discard: 'a discard-only address',
+  benchmarking: 'a benchmarking address',
+  teredo: 'a Teredo tunnel address',
 };
 
-const range = (cidr: string, cause: string): Range => {
-  const [address = '', bits = ''] = cidr.split('/');
-  const width = isIP(address) === 4 ? 32 : 128;
-  const prefix = width === 32 ? ipv4ToBigInt(address) : ipv6ToBigInt(address);
-  return { prefix, bits: Number(bits), width, cause };
-};
+const causeOf = (range: string): string => RANGE_CAUSES[range] ?? `a special-purpose address (${range})`;
 
-const IPV4_RANGES: readonly Range[] = [
-  range('0.0.0.0/8', 'an unspecified ("this network") address'),
-  range('10.0.0.0/8', 'a private address'),
-  range('100.64.0.0/10', 'a carrier-grade NAT (shared) address'),
-  range('127.0.0.0/8', 'a loopback address'),
-  range('169.254.0.0/16', 'a link-local address'),
-  range('172.16.0.0/12', 'a private address'),
-  range('192.0.0.0/24', 'an IETF protocol assignment address'),
-  range('192.168.0.0/16', 'a private address'),
-  range('198.18.0.0/15', 'a benchmarking address'),
-  range('224.0.0.0/4', 'a multicast address'),
-  range('240.0.0.0/4', 'a reserved address'),
-];
+/** 64:ff9b::/96, the well-known NAT64 prefix: the IPv4 address is the last 32 bits. */
+const WELL_KNOWN_NAT64 = ipaddr.parseCIDR('64:ff9b::/96') as [ipaddr.IPv6, number];
+/** ::/96: the deprecated IPv4-compatible form (ipaddr.js counts it as unicast). */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
 
-const IPV6_RANGES: readonly Range[] = [
-  range('::/128', 'an unspecified address'),
-  range('::1/128', 'a loopback address'),
-  range('fc00::/7', 'a unique-local address'),
-  range('fe80::/10', 'a link-local address'),
-  range('fec0::/10', 'a site-local address'),
-  range('ff00::/8', 'a multicast address'),
-];
+const ipv4Of = (bytes: number[]): ipaddr.IPv4 => new ipaddr.IPv4(bytes);
 
-/** IPv6 prefixes that carry an IPv4 address in their last 32 bits, judged as that address. */
-const EMBEDDED_IPV4: readonly Range[] = [
-  range('::ffff:0:0/96', 'IPv4-mapped'),
-  range('::/96', 'IPv4-compatible'),
-  range('64:ff9b::/96', 'NAT64'),
-];
-
-const inRange = (value: bigint, { prefix, bits, width }: Range): boolean => {
-  const shift = BigInt(width - bits);
-  return value >> shift === prefix >> shift;
+/**
+ * The IPv4 address an IPv6 address stands for, and under which name, when it is one of the forms
+ * that carry one: traffic to it ends up at that IPv4 address, so that address is what is judged.
+ */
+const embeddedIpv4 = (address: ipaddr.IPv6, range: string): { ipv4: ipaddr.IPv4; form: string } | undefined => {
+  const bytes = address.toByteArray();
+  if (range === 'ipv4Mapped') return { ipv4: address.toIPv4Address(), form: 'IPv4-mapped' };
+  if (range === 'rfc6145') return { ipv4: ipv4Of(bytes.slice(12)), form: 'IPv4-translated' };
+  if (range === 'rfc6052' && address.match(WELL_KNOWN_NAT64)) return { ipv4: ipv4Of(bytes.slice(12)), form: 'NAT64' };
+  if (range === '6to4') return { ipv4: ipv4Of(bytes.slice(2, 6)), form: '6to4' };
+  if (range === 'unicast' && address.match(IPV4_COMPATIBLE))
+    return { ipv4: ipv4Of(bytes.slice(12)), form: 'IPv4-compatible' };
+  return undefined;
 };
 
 /**
  * Why `address` (an IP literal) is not a public unicast address — "a loopback address", "a private
- * address"… — or undefined when it is one.
+ * address (IPv4-mapped)"… — or undefined when it is one. The local-use NAT64 prefix
+ * (64:ff9b:1::/48) is refused outright: where it carries its IPv4 address depends on the local
+ * translator's prefix length, which the service cannot know.
  */
 export const nonPublicCause = (address: string): string | undefined => {
-  const family = isIP(address);
-  if (family === 4) {
-    const value = ipv4ToBigInt(address);
-    if (value === 0xffffffffn) return 'a broadcast address';
-    return IPV4_RANGES.find((candidate) => inRange(value, candidate))?.cause;
-  }
-  if (family === 6) {
-    const value = ipv6ToBigInt(address);
-    const exact = IPV6_RANGES.find((candidate) => candidate.bits === 128 && inRange(value, candidate));
-    if (exact) return exact.cause;
-    const embedding = EMBEDDED_IPV4.find((candidate) => inRange(value, candidate));
-    if (embedding) {
-      const v4 = value & 0xffffffffn;
-      const dotted = [24n, 16n, 8n, 0n].map((shift) => String((v4 >> shift) & 0xffn)).join('.');
-      const cause = nonPublicCause(dotted);
-      return cause && `${cause} (${embedding.cause})`;
+  if (!ipaddr.isValid(address) || isIP(address.split('%')[0] ?? '') === 0) return 'not an IP address';
+  const parsed = ipaddr.parse(address);
+  const range = parsed.range();
+  if (parsed.kind() === 'ipv6') {
+    const embedded = embeddedIpv4(parsed as ipaddr.IPv6, range);
+    if (embedded) {
+      const inner = embedded.ipv4.range();
+      return inner === 'unicast' ? undefined : `${causeOf(inner)} (${embedded.form})`;
     }
-    return IPV6_RANGES.find((candidate) => inRange(value, candidate))?.cause;
+    if (range === 'rfc6052') return 'a local-use NAT64 address';
   }
-  return 'not an IP address';
+  return range === 'unicast' ? undefined : causeOf(range);
 };
 
 /** The URL's host without IPv6 brackets. */
@@ -116,17 +89,35 @@ const resolveAll = (host: string): Promise<string[]> =>
     );
   });
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const CONTROL_OR_WHITESPACE = /[\u0000-\u0020\u007f]|\s/u;
+
 /**
- * Why `text` may not be a webhook URL (a sentence for a 400 answer), or undefined when it may.
- * Checks the scheme, credentials, and every address the host resolves to now.
+ * The form a webhook URL is stored, compared and answered in: the WHATWG serialization without
+ * its fragment (never sent anyway), so that one receiver has one spelling. URL parsing would
+ * silently drop leading or trailing spaces and embedded tabs and newlines; a URL carrying any is
+ * refused instead. Answers `{ refusal }` (a sentence for a 400 answer) when `text` is no URL.
  */
-export const refuseTarget = async (text: string, policy: TargetPolicy): Promise<string | undefined> => {
+export const normalizeWebhookUrl = (text: string): { url: string } | { refusal: string } => {
+  if (CONTROL_OR_WHITESPACE.test(text)) return { refusal: 'url must not contain whitespace or control characters.' };
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return 'url must be an absolute URL.';
+    return { refusal: 'url must be an absolute URL.' };
   }
+  url.hash = '';
+  return { url: url.href };
+};
+
+/**
+ * Why `text` may not be a webhook URL (a sentence for a 400 answer), or undefined when it may.
+ * Checks the form, the scheme, credentials, and every address the host resolves to now.
+ */
+export const refuseTarget = async (text: string, policy: TargetPolicy): Promise<string | undefined> => {
+  const normalized = normalizeWebhookUrl(text);
+  if ('refusal' in normalized) return normalized.refusal;
+  const url = new URL(normalized.url);
   const allowed = policy.allowPrivate ? ['https:', 'http:'] : ['https:'];
   if (!allowed.includes(url.protocol)) {
     return `url must use https (got ${url.protocol.slice(0, -1)}).`;
@@ -150,7 +141,8 @@ export const refuseTarget = async (text: string, policy: TargetPolicy): Promise<
   }
   for (const address of addresses) {
     const cause = nonPublicCause(address);
-    if (cause) return `url must reach a public address: ${host} resolves to ${address}, ${cause}.`;
+    // The addresses themselves stay unsaid: they would map the service's network for the client.
+    if (cause) return `url must reach a public address: ${host} resolves to ${cause}.`;
   }
   return undefined;
 };
@@ -177,10 +169,7 @@ export const guardedLookup = (
     for (const { address } of addresses) {
       const cause = nonPublicCause(address);
       if (cause) {
-        return callback(
-          new PrivateAddressError(`${hostname} resolves to ${address}, ${cause}.`),
-          options.all ? [] : '',
-        );
+        return callback(new PrivateAddressError(`${hostname} resolves to ${cause}.`), options.all ? [] : '');
       }
     }
     if (options.all) return callback(null, addresses);

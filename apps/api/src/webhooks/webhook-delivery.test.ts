@@ -19,19 +19,29 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+type ServiceOptions = {
+  allowPrivate?: boolean;
+  /** The delivery worker's own setting, when it differs from registration's. */
+  deliverToPrivate?: boolean;
+  retryDelaysMs?: number[];
+  timeoutMs?: number;
+  yieldBelowIdleShare?: number;
+};
+
 /** The real app and delivery worker on a SQLite store in a temporary directory, on 127.0.0.1:<ephemeral>. */
 const startService = async ({
   allowPrivate = true,
+  deliverToPrivate = allowPrivate,
   retryDelaysMs = [300, 300, 300],
   timeoutMs = 2_000,
   // Never step back for requests, unless a test says so: a busy test machine must not slow these tests.
   yieldBelowIdleShare = 0,
-} = {}): Promise<Started> => {
+}: ServiceOptions = {}): Promise<Started> => {
   const metrics = createMetrics({ processMetrics: false });
   const server = await startTestServer(makeDataDir(), { metrics, allowPrivateWebhooks: allowPrivate });
   const delivery = startWebhookDelivery({
     store: server.store,
-    config: { timeoutMs, retryDelaysMs, allowPrivate },
+    config: { timeoutMs, retryDelaysMs, allowPrivate: deliverToPrivate },
     logger: pino({ enabled: false }),
     metrics,
     pollIntervalMs: 50,
@@ -347,9 +357,8 @@ describe('webhook delivery over HTTP', () => {
     });
     // The name passed registration elsewhere (or resolved publicly then); what it resolves to now decides.
     expect(await postWebhook(`https://localhost:${hook.port}/hook`, '{}', {}, options)).toStrictEqual({
-      error: expect.stringMatching(
-        /^Refused to connect: localhost resolves to (127\.0\.0\.1|::1), a loopback address\.$/,
-      ),
+      error: 'Refused to connect: localhost resolves to a loopback address.',
+      refused: true,
     });
     expect(await postWebhook(`https://127.0.0.1:${hook.port}/hook`, '{}', {}, options)).toStrictEqual({
       error: 'Refused to connect: 127.0.0.1 is a loopback address.',
@@ -357,6 +366,26 @@ describe('webhook delivery over HTTP', () => {
     });
     expect(await postWebhook(`http://example.com:${hook.port}/hook`, '{}', {}, options)).toMatchObject({
       error: 'Refused to connect: http: URLs are not allowed.',
+    });
+    expect(hook.received).toHaveLength(0);
+  });
+
+  it('fails a delivery the address guard refuses at connect time at once, saying which rule refused', async () => {
+    // Registered while the name was allowed; what it resolves to when connecting decides.
+    const { base } = await startService({ deliverToPrivate: false, retryDelaysMs: [100, 100, 100] });
+    const hook = await receiver();
+    const endpoint = await register(base, `https://localhost:${hook.port}/hook`);
+    expect((await postPlant(base, TEST_TOKEN, { id: 5n, name: 'Inside' })).status).toBe(200);
+    const [failed] = await until(
+      () => deliveries(base, endpoint.id),
+      ([delivery]) => delivery?.status === 'failed',
+    );
+    expect(failed).toStrictEqual({
+      id: expect.any(String),
+      plantId: 5,
+      status: 'failed',
+      attempts: 1,
+      lastError: 'Refused to connect: localhost resolves to a loopback address.',
     });
     expect(hook.received).toHaveLength(0);
   });

@@ -1,12 +1,43 @@
 import { randomBytes } from 'node:crypto';
-import { contract, DELIVERIES_LIMIT_DEFAULT, WEBHOOK_ENDPOINTS_MAX } from '@org/plant-contract';
+import {
+  contract,
+  DELIVERIES_LIMIT_DEFAULT,
+  WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_RECOVER_MAX,
+  WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+} from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
 import { jsonBody } from '../http/json-body.ts';
 import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
+import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
-import { refuseTarget, type TargetPolicy } from './target-address.ts';
+import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
 
-export type WebhooksRouterOptions = TargetPolicy & { bodyLimit?: number | undefined };
+export type WebhooksRouterOptions = TargetPolicy & {
+  bodyLimit?: number | undefined;
+  /** Seals new secrets for storage; by default they are stored in plain text. */
+  secrets?: SecretBox | undefined;
+  /** How long a rotated-out secret still signs deliveries. */
+  rotationGraceMs?: number | undefined;
+};
+
+/**
+ * Rows one store call changes at most: re-enabling, disabling and recovering work in batches of
+ * this size, so that none holds the database (the SQLite thread, a PostgreSQL statement) for long.
+ */
+const BATCH_SIZE = 500;
+
+/** Runs `batch` until it changes fewer rows than a batch (or `most` are reached); resolves how many it changed. */
+const inBatches = async (batch: (limit: number) => Promise<number>, most = Number.POSITIVE_INFINITY) => {
+  let total = 0;
+  for (;;) {
+    const limit = Math.min(BATCH_SIZE, most - total);
+    if (limit <= 0) return total;
+    const changed = await batch(limit);
+    total += changed;
+    if (changed < limit) return total;
+  }
+};
 
 const s = initServer();
 
@@ -35,33 +66,71 @@ const notFound = (id: string) => ({
   body: { error: 404, message: `No webhook endpoint has id ${JSON.stringify(id.slice(0, 100))}.` },
 });
 
+const urlTaken = (holder: string) => ({
+  status: 409 as const,
+  body: {
+    error: 409,
+    message: `The url is already registered by webhook endpoint ${holder}; change or delete that one.`,
+  },
+});
+
+const disabled = (id: string) => ({
+  status: 409 as const,
+  body: {
+    error: 409,
+    message: `The webhook endpoint ${id} is disabled; enable it (PATCH with enabled: true) first.`,
+  },
+});
+
+const badBody = (reason: string) => ({
+  status: 400 as const,
+  body: { error: 400, message: `Invalid request body: ${reason}` },
+});
+
 /** `ep_` and 32 hex digits. */
 const newEndpointId = (): string => `ep_${randomBytes(16).toString('hex')}`;
 
+/** The URL as stored, or why it may not be a webhook URL. */
+const checkedUrl = async (text: string, policy: TargetPolicy): Promise<{ url: string } | { refusal: string }> => {
+  const normalized = normalizeWebhookUrl(text);
+  if ('refusal' in normalized) return normalized;
+  const refusal = await refuseTarget(normalized.url, policy);
+  return refusal === undefined ? normalized : { refusal };
+};
+
 /** The handlers of the webhook management routes, one per route of the contract. */
-export const createWebhooksRouter = (store: WebhookStore, { bodyLimit, ...policy }: WebhooksRouterOptions) => ({
+export const createWebhooksRouter = (
+  store: WebhookStore,
+  {
+    bodyLimit,
+    secrets = plainSecrets,
+    rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+    ...policy
+  }: WebhooksRouterOptions,
+) => ({
   createWebhook: s.route(contract.createWebhook, {
     middleware: jsonBody(bodyLimit),
     handler: async ({ body }) => {
-      const refusal = await refuseTarget(body.url, policy);
-      if (refusal !== undefined)
-        return { status: 400, body: { error: 400, message: `Invalid request body: ${refusal}` } };
+      const checked = await checkedUrl(body.url, policy);
+      if ('refusal' in checked) return badBody(checked.refusal);
       const secret = newSecret();
+      const id = newEndpointId();
       const endpoint = await store.createEndpoint(
         {
-          id: newEndpointId(),
-          url: body.url,
+          id,
+          url: checked.url,
           ...(body.description !== undefined && { description: body.description }),
-          secret,
+          secret: secrets.seal(id, secret),
           createdAt: new Date(),
         },
         WEBHOOK_ENDPOINTS_MAX,
       );
-      if (endpoint === undefined) {
+      if (endpoint.outcome === 'too-many') {
         const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
         return { status: 409, body: { error: 409, message } };
       }
-      return { status: 201, body: { ...toEndpoint(endpoint), secret } };
+      if (endpoint.outcome === 'url-taken') return urlTaken(endpoint.holder);
+      return { status: 201, body: { ...toEndpoint(endpoint.endpoint), secret } };
     },
   }),
 
@@ -82,5 +151,56 @@ export const createWebhooksRouter = (store: WebhookStore, { bodyLimit, ...policy
   listWebhookDeliveries: s.route(contract.listWebhookDeliveries, async ({ params, query }) => {
     const deliveries = await store.listDeliveries(params.id, query.limit ?? DELIVERIES_LIMIT_DEFAULT);
     return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
+  }),
+  updateWebhook: s.route(contract.updateWebhook, {
+    middleware: jsonBody(bodyLimit),
+    handler: async ({ params, body }) => {
+      let url: string | undefined;
+      if (body.url !== undefined) {
+        const checked = await checkedUrl(body.url, policy);
+        if ('refusal' in checked) return badBody(checked.refusal);
+        url = checked.url;
+      }
+      const updated = await store.updateEndpoint(params.id, {
+        ...(url !== undefined && { url }),
+        ...(body.description !== undefined && { description: body.description }),
+        ...(body.enabled !== undefined && { enabled: body.enabled }),
+      });
+      if (updated.outcome === 'not-found') return notFound(params.id);
+      if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
+      // Each is a no-op unless the endpoint is (still) in the state asked for, so a PATCH that
+      // races another settles on the last one's state.
+      if (body.enabled === false) await inBatches((limit) => store.stopPending(params.id, limit));
+      if (body.enabled === true) await inBatches((limit) => store.resumeStopped(params.id, limit));
+      return { status: 200, body: toEndpoint(updated.endpoint) };
+    },
+  }),
+  rotateWebhookSecret: s.route(contract.rotateWebhookSecret, async ({ params }) => {
+    const secret = newSecret();
+    const rotated = await store.rotateSecret(
+      params.id,
+      secrets.seal(params.id, secret),
+      new Date(Date.now() + rotationGraceMs),
+    );
+    return rotated ? { status: 200, body: { secret } } : notFound(params.id);
+  }),
+  recoverWebhook: s.route(contract.recoverWebhook, {
+    middleware: jsonBody(bodyLimit),
+    handler: async ({ params, body }) => {
+      const endpoint = await store.getEndpoint(params.id);
+      if (endpoint === undefined) return notFound(params.id);
+      if (!endpoint.enabled) return disabled(params.id);
+      const since = new Date(body.since);
+      const requeued = await inBatches((limit) => store.requeueFailed(params.id, since, limit), WEBHOOK_RECOVER_MAX);
+      return { status: 202, body: { requeued } };
+    },
+  }),
+  retryWebhookDelivery: s.route(contract.retryWebhookDelivery, async ({ params }) => {
+    const endpoint = await store.getEndpoint(params.id);
+    if (endpoint === undefined) return notFound(params.id);
+    if (!endpoint.enabled) return disabled(params.id);
+    if (await store.retryDelivery(params.id, params.deliveryId)) return { status: 202, body: undefined };
+    const message = `The webhook endpoint ${params.id} has no delivery with id ${JSON.stringify(params.deliveryId)}.`;
+    return { status: 404, body: { error: 404, message } };
   }),
 });

@@ -49,6 +49,31 @@ describe('verifyPlantWebhook', () => {
     expect(verifyPlantWebhook(secret, body, rotated)).toMatchObject({ id: 2n });
   });
 
+  it('accepts a list of secrets while rotating: any signature under any of them', () => {
+    const body = '{"id":4,"name":"Moss"}';
+    const previous = `whsec_${randomBytes(32).toString('base64')}`;
+    const other = `whsec_${randomBytes(32).toString('base64')}`;
+    const byPrevious = sign(body, { key: previous });
+    const bySecret = sign(body);
+    // The service during the grace: both signatures, new first.
+    const both = {
+      ...bySecret,
+      'webhook-signature': `${bySecret['webhook-signature']} ${byPrevious['webhook-signature']}`,
+    };
+    for (const headers of [byPrevious, bySecret, both]) {
+      expect(verifyPlantWebhook([secret, previous], body, headers)).toStrictEqual({ id: 4n, name: 'Moss' });
+    }
+    expect(verifyPlantWebhook([previous], body, both)).toStrictEqual({ id: 4n, name: 'Moss' });
+    expect(failure(() => verifyPlantWebhook([other, previous], body, bySecret))).toMatchObject({
+      reason: 'signature',
+      message: 'No webhook-signature matches the body under any of these secrets.',
+    });
+    expect(failure(() => verifyPlantWebhook([], body, bySecret))).toMatchObject({ reason: 'secret' });
+    expect(failure(() => verifyPlantWebhook([secret, 'not-a-secret!'], body, bySecret))).toMatchObject({
+      reason: 'secret',
+    });
+  });
+
   it('agrees with standardwebhooks signing', () => {
     const body = '{"id":3,"name":"Aloe"}';
     const signature = new Webhook(secret).sign('msg_x', new Date(), body);

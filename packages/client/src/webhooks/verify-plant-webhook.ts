@@ -73,20 +73,26 @@ const failureOf = (message: string): PlantWebhookFailure =>
 /**
  * Verifies a newPlant delivery by the Standard Webhooks scheme and returns the plant it
  * announces, its id exact. `body` must be the raw request body, byte for byte (not re-serialized
- * JSON), `secret` the `whsec_…` shown when the endpoint was registered. Throws
+ * JSON), `secret` the `whsec_…` shown when the endpoint was registered — or a list of secrets
+ * while rotating (the new one and the previous one): the delivery is accepted when any of its
+ * signatures matches any of them. Throws
  * PlantWebhookVerificationError for a bad or missing signature, a timestamp more than five minutes
  * off, or a body that is not a plant. Deliveries are at least once: deduplicate on the
  * `webhook-id` header.
  */
 export const verifyPlantWebhook = (
-  secret: string,
+  secret: string | readonly string[],
   body: string | Uint8Array,
   headers: WebhookHeaders,
 ): PlantWebhook => {
   const text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: false }).decode(body);
-  let webhook: Webhook;
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  if (secrets.length === 0) {
+    throw new PlantWebhookVerificationError('secret', 'At least one webhook secret is required.');
+  }
+  let webhooks: Webhook[];
   try {
-    webhook = new Webhook(secret);
+    webhooks = secrets.map((each) => new Webhook(each));
   } catch (error) {
     throw new PlantWebhookVerificationError('secret', 'The webhook secret must be whsec_ followed by base64.', {
       cause: error,
@@ -97,17 +103,27 @@ export const verifyPlantWebhook = (
   if (timestamp !== undefined && !/^\d{1,12}$/.test(timestamp)) {
     throw new PlantWebhookVerificationError('headers', 'The webhook-timestamp header must be Unix seconds.');
   }
-  try {
-    webhook.verify(text, values, { jsonParse: false });
-  } catch (error) {
-    if (!(error instanceof WebhookVerificationError)) throw error;
+  // The first secret that verifies wins; a failure for every one is reported as the first one's.
+  let failure: unknown;
+  for (const webhook of webhooks) {
+    try {
+      webhook.verify(text, values, { jsonParse: false });
+      failure = undefined;
+      break;
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      failure ??= error;
+    }
+  }
+  if (failure !== undefined) {
+    const error = failure as WebhookVerificationError;
     const reason = failureOf(error.message);
     const message =
       reason === 'timestamp'
         ? `The webhook-timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS / 60} minutes off.`
         : reason === 'headers'
           ? 'The webhook-id, webhook-timestamp and webhook-signature headers are required.'
-          : 'No webhook-signature matches the body under this secret.';
+          : `No webhook-signature matches the body under ${secrets.length === 1 ? 'this secret' : 'any of these secrets'}.`;
     throw new PlantWebhookVerificationError(reason, message, { cause: error });
   }
   let parsed: unknown;

@@ -9,8 +9,12 @@ import {
   DELIVERIES_LIMIT_MAX,
   ListWebhookDeliveriesQuery,
   NewWebhookEndpoint,
+  RecoverWebhookDeliveries,
+  RequeuedWebhookDeliveries,
+  RotatedWebhookSecret,
   WebhookDelivery,
   WebhookEndpoint,
+  WebhookEndpointChanges,
 } from '../webhooks.ts';
 import type { JsonSchema } from './json-schema.ts';
 
@@ -18,7 +22,16 @@ import type { JsonSchema } from './json-schema.ts';
 const COMPONENT_NAMES: Readonly<Record<string, string>> = { ApiError: 'Error' };
 
 /** The bodies of the webhook management routes (their parameters are not components). */
-const webhookSchemas = { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint };
+const webhookSchemas = {
+  CreatedWebhookEndpoint,
+  NewWebhookEndpoint,
+  RecoverWebhookDeliveries,
+  RequeuedWebhookDeliveries,
+  RotatedWebhookSecret,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+};
 
 /** Every zod schema that `schemas.ts` exports and the webhook bodies, under their OpenAPI component names, sorted by name. */
 export const componentSchemas = (): Array<readonly [name: string, schema: ZodTypeAny]> =>
@@ -77,6 +90,24 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
     description: 'A newly registered receiver with its signing secret, which is shown only in this answer.',
     label: 'created webhook endpoint',
     examples: [{ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
+  },
+  WebhookEndpointChanges: {
+    description: 'The request body of PATCH /webhooks/{id}: at least one of url, description and enabled.',
+    examples: [{ enabled: true }, { url: 'https://plants.example.com/hooks/v2', description: null }],
+  },
+  RotatedWebhookSecret: {
+    description: "An endpoint's new signing secret, shown only in this answer.",
+    label: 'new signing secret',
+    examples: [{ secret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD' }],
+  },
+  RecoverWebhookDeliveries: {
+    description: 'The request body of POST /webhooks/{id}/recover: since when failed deliveries are attempted again.',
+    examples: [{ since: '2026-01-01T00:00:00Z' }],
+  },
+  RequeuedWebhookDeliveries: {
+    description: 'How many failed deliveries are pending again.',
+    label: 'recovery',
+    examples: [{ requeued: 42 }],
   },
   WebhookDelivery: {
     description:

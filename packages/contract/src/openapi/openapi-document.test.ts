@@ -7,7 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { contract } from '../contract.ts';
 import { parseExactJson, stringifyExactJson } from '../exact-json.ts';
 import { ApiError, NewPlant, Plant } from '../schemas.ts';
-import { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint } from '../webhooks.ts';
+import {
+  CreatedWebhookEndpoint,
+  NewWebhookEndpoint,
+  RecoverWebhookDeliveries,
+  RequeuedWebhookDeliveries,
+  RotatedWebhookSecret,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+} from '../webhooks.ts';
 import { COMPONENT_DOCS } from './components.ts';
 import { createOpenApiDocument, type OpenApiDocument, stringifyOpenApiDocument } from './openapi-document.ts';
 
@@ -153,8 +162,20 @@ describe('the OpenAPI document', () => {
 
   it('has the webhook management paths, the created endpoint with its secret only in the 201', () => {
     expect(Object.keys(json.paths['/webhooks'] ?? {}).sort()).toStrictEqual(['get', 'post']);
-    expect(Object.keys(json.paths['/webhooks/{id}'] ?? {}).sort()).toStrictEqual(['delete', 'get']);
+    expect(Object.keys(json.paths['/webhooks/{id}'] ?? {}).sort()).toStrictEqual(['delete', 'get', 'patch']);
     expect(Object.keys(json.paths['/webhooks/{id}/deliveries'] ?? {})).toStrictEqual(['get']);
+    expect(Object.keys(json.paths['/webhooks/{id}/rotate-secret'] ?? {})).toStrictEqual(['post']);
+    expect(Object.keys(json.paths['/webhooks/{id}/recover'] ?? {})).toStrictEqual(['post']);
+    expect(Object.keys(json.paths['/webhooks/{id}/deliveries/{deliveryId}/retry'] ?? {})).toStrictEqual(['post']);
+    expect(
+      json.paths['/webhooks/{id}/rotate-secret']?.post?.responses['200']?.content?.['application/json']?.schema,
+    ).toEqual({
+      $ref: '#/components/schemas/RotatedWebhookSecret',
+    });
+    expect(Object.keys(json.paths['/webhooks/{id}/recover']?.post?.responses ?? {})).toContain('202');
+    expect(Object.keys(json.paths['/webhooks/{id}/deliveries/{deliveryId}/retry']?.post?.responses ?? {})).toContain(
+      '202',
+    );
     expect(json.paths['/webhooks']?.post?.responses['201']?.content?.['application/json']?.schema).toEqual({
       $ref: '#/components/schemas/CreatedWebhookEndpoint',
     });
@@ -176,6 +197,10 @@ describe('the examples in the document', () => {
     ['WebhookEndpoint', WebhookEndpoint],
     ['CreatedWebhookEndpoint', CreatedWebhookEndpoint],
     ['WebhookDelivery', WebhookDelivery],
+    ['WebhookEndpointChanges', WebhookEndpointChanges],
+    ['RotatedWebhookSecret', RotatedWebhookSecret],
+    ['RecoverWebhookDeliveries', RecoverWebhookDeliveries],
+    ['RequeuedWebhookDeliveries', RequeuedWebhookDeliveries],
   ])('of %s satisfy both the zod schema and the JSON Schema', (name, schema) => {
     const examples = COMPONENT_DOCS[name]?.examples ?? [];
     expect(examples.length).toBeGreaterThan(0);

@@ -1,0 +1,42 @@
+import type { Logger } from 'pino';
+import type { WebhookStore } from '../store/webhook-store.ts';
+import { isSealed, type SecretBox, SecretKeyError, sealedWith } from './secret-box.ts';
+
+/**
+ * Run at start, before anything is delivered: makes sure every stored secret can be opened with
+ * the configured key (or refuses to start, naming PLANT_WEBHOOK_SECRETS_KEY), and with a key seals
+ * the secrets still stored in plain text (those registered before the key was set). Each is
+ * replaced only if it is still what was read, so replicas starting together do not undo each other.
+ */
+export const sealStoredSecrets = async (
+  store: WebhookStore,
+  secrets: SecretBox,
+  { logger, production }: { logger: Logger; production: boolean },
+): Promise<void> => {
+  const stored = (await store.endpointSecrets()).flatMap(({ id, secret, previousSecret }) => [
+    { id, which: 'secret' as const, value: secret },
+    ...(previousSecret === undefined ? [] : [{ id, which: 'previousSecret' as const, value: previousSecret }]),
+  ]);
+  const foreign = stored.find(({ value }) => isSealed(value) && sealedWith(value) !== secrets.keyId);
+  if (foreign !== undefined) {
+    const keyId = sealedWith(foreign.value);
+    throw new SecretKeyError(
+      secrets.keyId === undefined
+        ? `Webhook secrets in the store are encrypted (key id ${keyId}): set PLANT_WEBHOOK_SECRETS_KEY to the key that encrypted them.`
+        : `Webhook secrets in the store are encrypted with another key (id ${keyId}) than PLANT_WEBHOOK_SECRETS_KEY (id ${secrets.keyId}).`,
+    );
+  }
+  if (secrets.keyId === undefined) {
+    if (production) {
+      logger.warn(
+        'PLANT_WEBHOOK_SECRETS_KEY is not set: webhook signing secrets are stored in plain text, and a copy of the database can forge deliveries',
+      );
+    }
+    return;
+  }
+  let sealed = 0;
+  for (const { id, which, value } of stored) {
+    if (!isSealed(value) && (await store.replaceSecret(id, which, value, secrets.seal(id, value)))) sealed += 1;
+  }
+  if (sealed > 0) logger.info({ sealed, keyId: secrets.keyId }, 'webhook signing secrets encrypted');
+};
