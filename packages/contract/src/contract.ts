@@ -13,11 +13,22 @@ import {
 
 const c = initContract();
 
+/**
+ * The OAuth scopes a JWT may carry, one per resource and access. A `:write` scope also grants the
+ * `:read` scope of its resource. Static API tokens carry no scopes and may do everything.
+ */
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks:read', 'webhooks:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** What every route declares in its `metadata`: the scope a token needs to call it. */
+export type RouteMetadata = { readonly scope: Scope };
+
 export const contract = c.router(
   {
     createPlant: {
       method: 'POST',
       path: '/plants',
+      metadata: { scope: 'plants:write' } as const satisfies RouteMetadata,
       summary: 'Create a plant',
       description:
         'Stores a new plant under the client-chosen id. Creation is idempotent by id: sending the same plant again answers 200 and stores nothing new; the same id with different data answers 409.',
@@ -41,6 +52,7 @@ export const contract = c.router(
     listPlants: {
       method: 'GET',
       path: '/plants',
+      metadata: { scope: 'plants:read' } as const satisfies RouteMetadata,
       summary: 'List plants',
       description:
         'Answers stored plants ordered by id. When more remain, a `Link: <?limit=…&after=…>; rel="next"` header gives the next page; the body stays a plain array.',
@@ -58,6 +70,7 @@ export const contract = c.router(
     getPlant: {
       method: 'GET',
       path: '/plants/:id',
+      metadata: { scope: 'plants:read' } as const satisfies RouteMetadata,
       summary: 'Get a plant',
       description: 'Answers the plant stored under the id, or 404.',
       pathParams: PlantIdParams,
@@ -75,6 +88,7 @@ export const contract = c.router(
     deletePlant: {
       method: 'DELETE',
       path: '/plants/:id',
+      metadata: { scope: 'plants:write' } as const satisfies RouteMetadata,
       summary: 'Delete a plant',
       description: 'Removes the plant stored under the id (204), or answers 404. The id may then be created again.',
       pathParams: PlantIdParams,
@@ -93,6 +107,7 @@ export const contract = c.router(
     createWebhook: {
       method: 'POST',
       path: '/webhooks',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Subscribe a receiver to new plants',
       description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints may be registered (409 beyond).`,
       body: NewWebhookEndpoint,
@@ -112,6 +127,7 @@ export const contract = c.router(
     listWebhooks: {
       method: 'GET',
       path: '/webhooks',
+      metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List webhook endpoints',
       description: 'Answers every registered endpoint, oldest first, without secrets.',
       responses: {
@@ -127,6 +143,7 @@ export const contract = c.router(
     getWebhook: {
       method: 'GET',
       path: '/webhooks/:id',
+      metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'Get a webhook endpoint',
       description: 'Answers the endpoint registered under the id (without its secret), or 404.',
       pathParams: WebhookIdParams,
@@ -144,6 +161,7 @@ export const contract = c.router(
     deleteWebhook: {
       method: 'DELETE',
       path: '/webhooks/:id',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Delete a webhook endpoint',
       description: 'Unsubscribes the endpoint (204), or answers 404; deliveries still pending for it are dropped.',
       pathParams: WebhookIdParams,
@@ -162,6 +180,7 @@ export const contract = c.router(
     listWebhookDeliveries: {
       method: 'GET',
       path: '/webhooks/:id/deliveries',
+      metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List deliveries to a webhook endpoint',
       description:
         'Answers the announcements made to the endpoint, newest first: each with its webhook-id, the plant, and where its delivery stands.',
