@@ -2,6 +2,7 @@ import express, { type Express, Router } from 'express';
 import type { Logger } from 'pino';
 import { errorHandler, notFound, otherMethods } from '../http/error-handler.ts';
 import { sendError } from '../http/http-error.ts';
+import { securityHeaders } from '../http/security-headers.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -69,6 +70,7 @@ export const createOpsApp = (options: Required<OpsRoutesOptions>): Express => {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  app.use(securityHeaders());
   app.use(opsRoutes(options));
   app.use(notFound);
   app.use(errorHandler(options.logger));
