@@ -9,6 +9,7 @@ import { docsRoutes } from './http/docs-routes.ts';
 import { errorHandler, notFound, otherMethods, validationErrorHandler } from './http/error-handler.ts';
 import { requestLogger } from './http/request-logger.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import type { TrustProxy } from './http/trust-proxy.ts';
 import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
@@ -22,15 +23,25 @@ export type AppOptions = {
   authenticate: Authenticator;
   /** Requests per second per token (bursts of twice that); 0 for no limit. Default 1000. */
   rateLimitPerToken?: number;
-  /** Failed authentications per minute per client address; 0 for no limit. Default 60. */
+  /**
+   * Failed authentications per minute per client address (`req.ip`) before its further failures get
+   * 429; its valid tokens are still served. 0 for no limit. Default 60.
+   */
   authFailuresPerMinute?: number;
-  /** Whether tokens must carry plants:read / plants:write scopes (JWT mode). */
+  /**
+   * Whether scoped tokens (JWTs) must carry the scope each contract route declares in its metadata;
+   * default true. Static tokens have no scopes and may do everything either way.
+   */
   requireScopes?: boolean;
+  /** Express's `trust proxy`: whose X-Forwarded-For names the client in `req.ip`. Default: no one. */
+  trustProxy?: TrustProxy;
   logger?: Logger;
   /** Request body limit in bytes; defaults to BODY_LIMIT_BYTES. */
   bodyLimit?: number;
-  /** Prometheus metrics served at /metrics; by default a fresh registry without process metrics. */
+  /** Prometheus metrics; by default a fresh registry without process metrics. */
   metrics?: Metrics;
+  /** Whether this app answers GET /metrics (default); false when metrics have a listener of their own. */
+  serveMetrics?: boolean;
   /**
    * True while shutting down: /readyz fails. Closing keep-alive connections is the server's part
    * (`drainConnections`), whatever app it serves.
@@ -64,10 +75,12 @@ export const createApp = ({
   authenticate,
   rateLimitPerToken = 1000,
   authFailuresPerMinute = 60,
-  requireScopes = false,
+  requireScopes = true,
+  trustProxy = false,
   logger = pino({ enabled: false }),
   bodyLimit,
   metrics = createMetrics({ processMetrics: false }),
+  serveMetrics = true,
   isDraining = () => false,
   allowPrivateWebhooks = false,
   webhookSecrets,
@@ -81,11 +94,14 @@ export const createApp = ({
   app.set('query parser', 'simple');
   // res.json writes bigint ids as exact JSON integers.
   app.set('json replacer', exactJsonReplacer);
+  // req.ip: the client's address, read from X-Forwarded-For only as far as these proxies are trusted.
+  // Every limit and log line keyed on the client uses it.
+  app.set('trust proxy', trustProxy);
 
   app.use(metrics.observeRequests);
   app.use(securityHeaders());
   // Before the request log: probes every few seconds from every load balancer would drown it.
-  app.use(opsRoutes({ store, metrics, isDraining, logger }));
+  app.use(opsRoutes({ store, isDraining, logger, ...(serveMetrics && { metrics }) }));
   app.use(requestLogger(logger));
 
   const routes = {

@@ -6,6 +6,7 @@ describe('loadConfig', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
       host: '127.0.0.1',
+      trustProxy: false,
       apiTokens: [],
       dataDir: './data',
       logLevel: 'info',
@@ -161,6 +162,52 @@ describe('loadConfig', () => {
     });
   });
 
+  it('enforces scopes in JWT mode unless PLANT_API_JWT_REQUIRE_SCOPES is false', () => {
+    const jwt = {
+      PLANT_API_JWKS_URL: 'https://issuer.example.com/jwks.json',
+      PLANT_API_JWT_ISSUER: 'https://issuer.example.com/',
+      PLANT_API_JWT_AUDIENCE: 'plant-store',
+    };
+    expect(loadConfig(jwt).requireScopes).toBe(true);
+    expect(loadConfig({ ...jwt, PLANT_API_JWT_REQUIRE_SCOPES: '' }).requireScopes).toBe(true);
+    expect(loadConfig({ ...jwt, PLANT_API_JWT_REQUIRE_SCOPES: 'false' }).requireScopes).toBe(false);
+  });
+
+  it('accepts plain http for the JWKS of a loopback identity provider only', () => {
+    const jwt = { PLANT_API_JWT_ISSUER: 'https://issuer.example.com/', PLANT_API_JWT_AUDIENCE: 'plant-store' };
+    for (const url of [
+      'http://localhost:8080/jwks',
+      'http://127.0.0.1:9/jwks',
+      'http://127.8.9.10/jwks',
+      'http://[::1]:80/k',
+    ]) {
+      expect(loadConfig({ ...jwt, PLANT_API_JWKS_URL: url }).jwt?.jwksUrl).toBe(url);
+    }
+  });
+
+  it('reads the trust proxy setting in Express syntax', () => {
+    expect(loadConfig({ PLANT_TRUST_PROXY: 'loopback' }).trustProxy).toEqual(['loopback']);
+    expect(loadConfig({ PLANT_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ PLANT_TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8, uniquelocal' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '192.168.1.7',
+      'fd00::/8',
+      'uniquelocal',
+    ]);
+  });
+
+  it('gives metrics a listener of their own with PLANT_METRICS_PORT, on HOST unless PLANT_METRICS_HOST', () => {
+    expect(loadConfig({}).metrics).toBeUndefined();
+    expect(loadConfig({ HOST: '0.0.0.0', PLANT_METRICS_PORT: '9464' }).metrics).toEqual({
+      port: 9464,
+      host: '0.0.0.0',
+    });
+    expect(loadConfig({ PLANT_METRICS_PORT: '9464', PLANT_METRICS_HOST: '10.1.2.3' }).metrics).toEqual({
+      port: 9464,
+      host: '10.1.2.3',
+    });
+  });
+
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '', LOG_LEVEL: '' })).toMatchObject({ port: 3000, logLevel: 'info' });
   });
@@ -179,7 +226,27 @@ describe('loadConfig', () => {
     [{ PLANT_API_TOKENS: 'has a space in it, really long' }, /^Invalid configuration: PLANT_API_TOKENS /],
     [{ PLANT_API_TOKENS: 'sha256:abc' }, /^Invalid configuration: PLANT_API_TOKENS /],
     [{ PLANT_RATE_LIMIT_PER_TOKEN: '-1' }, /^Invalid configuration: PLANT_RATE_LIMIT_PER_TOKEN must be a non-negative/],
-    [{ PLANT_API_JWKS_URL: 'ftp://x/keys' }, /^Invalid configuration: PLANT_API_JWKS_URL must be an http\(s\) URL\.$/],
+    [{ PLANT_API_JWKS_URL: 'ftp://x/keys' }, /^Invalid configuration: PLANT_API_JWKS_URL must be an https URL /],
+    [
+      { PLANT_API_JWKS_URL: 'http://issuer.example.com/jwks' },
+      'Invalid configuration: PLANT_API_JWKS_URL must be an https URL (plain http only to a loopback host: localhost, 127.0.0.0/8, ::1).',
+    ],
+    [{ PLANT_API_JWKS_URL: 'http://10.0.0.1/jwks' }, /^Invalid configuration: PLANT_API_JWKS_URL must be an https/],
+    [{ PLANT_API_JWKS_URL: 'http://localhost.evil.test/k' }, /^Invalid configuration: PLANT_API_JWKS_URL must be/],
+    [
+      { PLANT_TRUST_PROXY: 'true' },
+      /^Invalid configuration: PLANT_TRUST_PROXY must be a hop count, .* \(true is refused/,
+    ],
+    [{ PLANT_TRUST_PROXY: '10.0.0.0/33' }, /^Invalid configuration: PLANT_TRUST_PROXY must be /],
+    [{ PLANT_TRUST_PROXY: 'loopback,,10.0.0.1' }, /^Invalid configuration: PLANT_TRUST_PROXY must be /],
+    [{ PLANT_TRUST_PROXY: 'proxy.internal' }, /^Invalid configuration: PLANT_TRUST_PROXY must be /],
+    [{ PLANT_TRUST_PROXY: '::ffff:10.0.0.0/104' }, /^Invalid configuration: PLANT_TRUST_PROXY must be /],
+    [
+      { PLANT_METRICS_PORT: '99999' },
+      'Invalid configuration: PLANT_METRICS_PORT must be a port number from 0 to 65535.',
+    ],
+    [{ PLANT_METRICS_PORT: '3000' }, 'Invalid configuration: PLANT_METRICS_PORT must differ from PORT.'],
+    [{ PLANT_METRICS_HOST: '0.0.0.0' }, 'Invalid configuration: PLANT_METRICS_HOST needs PLANT_METRICS_PORT.'],
     [{ PLANT_API_JWKS_URL: 'https://x/keys' }, /^Invalid configuration: PLANT_API_JWT_ISSUER is required with/],
     [
       {

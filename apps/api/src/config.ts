@@ -1,6 +1,7 @@
 import { WEBHOOK_ROTATION_GRACE_DEFAULT_MS } from '@org/plant-contract';
 import { z } from 'zod';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-store.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
 
@@ -55,16 +56,34 @@ const SECRETS_KEY_MESSAGE = `must be ${SECRETS_KEY_BYTES} random bytes in base64
 const booleanFlag = (fallback: 'true' | 'false') =>
   optional(z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default(fallback));
 
+const port = z
+  .string()
+  .regex(/^\d{1,5}$/, 'must be a port number from 0 to 65535')
+  .transform(Number)
+  .refine((value) => value <= 65535, 'must be a port number from 0 to 65535');
+
+/** Identity providers on this machine (development, tests) may serve their keys over plain http. */
+const isLoopbackHost = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+
+const TRUST_PROXY_MESSAGE =
+  'must be a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (true is refused: every client could choose its own address)';
+
 const Env = z.object({
-  PORT: optional(
+  PORT: optional(port.default('3000')),
+  HOST: optional(z.string().default('127.0.0.1')),
+  PLANT_TRUST_PROXY: optional(
     z
       .string()
-      .regex(/^\d{1,5}$/, 'must be a port number from 0 to 65535')
-      .transform(Number)
-      .refine((port) => port <= 65535, 'must be a port number from 0 to 65535')
-      .default('3000'),
+      .transform((value, context) => {
+        const trust = parseTrustProxy(value.trim());
+        if (trust === undefined) context.addIssue({ code: z.ZodIssueCode.custom, message: TRUST_PROXY_MESSAGE });
+        return trust ?? z.NEVER;
+      })
+      .optional(),
   ),
-  HOST: optional(z.string().default('127.0.0.1')),
+  PLANT_METRICS_PORT: optional(port.optional()),
+  PLANT_METRICS_HOST: optional(z.string().optional()),
   PLANT_API_TOKENS: optional(
     z
       .string()
@@ -89,8 +108,11 @@ const Env = z.object({
   PLANT_API_JWKS_URL: optional(
     z
       .string()
-      .url('must be an http(s) URL')
-      .refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL')
+      .url('must be an https URL')
+      .refine((text) => {
+        const url = new URL(text);
+        return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
+      }, 'must be an https URL (plain http only to a loopback host: localhost, 127.0.0.0/8, ::1)')
       .optional(),
   ),
   PLANT_API_JWT_ISSUER: optional(z.string().optional()),
@@ -106,7 +128,7 @@ const Env = z.object({
       .default('RS256,ES256,EdDSA'),
   ),
   PLANT_API_JWT_REQUIRE_SCOPES: optional(
-    z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default('false'),
+    z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).optional(),
   ),
   DATABASE_URL: optional(
     z
@@ -169,6 +191,10 @@ export type JwtConfig = { jwksUrl: string; issuer: string; audience: string; alg
 export type Config = {
   port: number;
   host: string;
+  /** Express's `trust proxy`: whose X-Forwarded-For names the client (`req.ip`). */
+  trustProxy: TrustProxy;
+  /** Set when PLANT_METRICS_PORT is: /metrics, /healthz and /readyz on a listener of their own. */
+  metrics?: { port: number; host: string };
   /** Plain tokens and `sha256:<hex>` entries. */
   apiTokens: string[];
   dataDir: string;
@@ -176,6 +202,7 @@ export type Config = {
   rateLimitPerToken: number;
   authFailuresPerMinute: number;
   jwt?: JwtConfig;
+  /** Whether JWTs must carry each route's scope: by default in JWT mode, off only when set false. */
   requireScopes: boolean;
   /** Set when DATABASE_URL is: the PostgreSQL store instead of the embedded one. */
   database?: DatabaseConfig;
@@ -241,12 +268,16 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
   const config: Config = {
     port: vars.PORT,
     host: vars.HOST,
+    trustProxy: vars.PLANT_TRUST_PROXY ?? false,
     apiTokens: vars.PLANT_API_TOKENS ?? [],
     dataDir: vars.PLANT_DATA_DIR,
     logLevel: vars.LOG_LEVEL,
     rateLimitPerToken: vars.PLANT_RATE_LIMIT_PER_TOKEN,
     authFailuresPerMinute: vars.PLANT_AUTH_FAILURES_PER_MINUTE,
-    requireScopes: vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true',
+    requireScopes:
+      vars.PLANT_API_JWT_REQUIRE_SCOPES === undefined
+        ? vars.PLANT_API_JWKS_URL !== undefined
+        : vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true',
     server: {
       shutdownDrainMs: vars.PLANT_SHUTDOWN_DRAIN_MS,
       shutdownGraceMs: vars.PLANT_SHUTDOWN_GRACE_MS,
@@ -268,6 +299,14 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       'Invalid configuration: PLANT_HTTP_HEADERS_TIMEOUT_MS must not exceed PLANT_HTTP_REQUEST_TIMEOUT_MS.',
     );
   }
+  if (vars.PLANT_METRICS_PORT !== undefined) {
+    config.metrics = { port: vars.PLANT_METRICS_PORT, host: vars.PLANT_METRICS_HOST ?? vars.HOST };
+    if (config.metrics.port !== 0 && config.metrics.port === config.port && config.metrics.host === config.host) {
+      throw new ConfigError('Invalid configuration: PLANT_METRICS_PORT must differ from PORT.');
+    }
+  } else if (vars.PLANT_METRICS_HOST !== undefined) {
+    throw new ConfigError('Invalid configuration: PLANT_METRICS_HOST needs PLANT_METRICS_PORT.');
+  }
   if (vars.DATABASE_URL !== undefined) {
     // Replicas behind one address must accept the same tokens; a token generated per replica would not.
     if (config.apiTokens.length === 0 && vars.PLANT_API_JWKS_URL === undefined) {
@@ -287,7 +326,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       audience: vars.PLANT_API_JWT_AUDIENCE as string,
       algorithms: vars.PLANT_API_JWT_ALGORITHMS,
     };
-  } else if (config.requireScopes) {
+  } else if (vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true') {
     throw new ConfigError('Invalid configuration: PLANT_API_JWT_REQUIRE_SCOPES needs PLANT_API_JWKS_URL.');
   }
   return config;

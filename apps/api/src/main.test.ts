@@ -119,13 +119,25 @@ describe('main: the plant store process', () => {
       { LOG_LEVEL: 'loud' },
       'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent.',
     ],
+    [
+      {
+        PLANT_API_JWKS_URL: 'http://idp.example.com/jwks.json',
+        PLANT_API_JWT_ISSUER: 'https://idp.example.com/',
+        PLANT_API_JWT_AUDIENCE: 'plant-store',
+      },
+      'Invalid configuration: PLANT_API_JWKS_URL must be an https URL (plain http only to a loopback host: localhost, 127.0.0.0/8, ::1).',
+    ],
+    [
+      { PLANT_TRUST_PROXY: 'true' },
+      expect.stringMatching(/^Invalid configuration: PLANT_TRUST_PROXY must be a hop count/),
+    ],
   ])(
     'exits 1 with one stderr line naming the variable for %o',
     async (env, line) => {
       const dataDir = makeDataDir();
       const server = runMain({ PLANT_DATA_DIR: dataDir, ...env });
       expect(await server.exited()).toStrictEqual({ code: 1, signal: null });
-      expect(server.stderr()).toBe(`${line}\n`);
+      expect(server.stderr().split('\n')).toStrictEqual([line, '']);
       expect(server.stdout()).toBe('');
       // Nothing was started, so nothing was written.
       expect(readdirSync(dataDir)).toStrictEqual([]);

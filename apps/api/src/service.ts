@@ -1,5 +1,7 @@
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
+import type { Express } from 'express';
+import { type Logger, pino } from 'pino';
 import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
@@ -8,6 +10,7 @@ import { answerClientErrors } from './http/client-errors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
+import { createOpsApp } from './ops/ops-routes.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
 import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
@@ -18,6 +21,27 @@ const fail = (message: string): never => {
   console.error(message);
   process.exit(1);
 };
+
+const urlOf = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+/** The PLANT_METRICS_PORT listener: /metrics, /healthz and /readyz. */
+const listenForOps = ({ port, host }: { port: number; host: string }, app: Express, logger: Logger): Server => {
+  const server = createServer(app);
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    fail(`Cannot listen on ${host}:${port} (PLANT_METRICS_PORT): ${error.code ?? error.message}.`);
+  });
+  server.listen(port, host, () => {
+    logger.info({ url: urlOf(host, (server.address() as AddressInfo).port) }, 'metrics and probes listening');
+  });
+  return server;
+};
+
+/** Stops listening and ends its connections: scrapes and probes are short and retried. */
+const closeServer = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 
 /**
  * Opens the store (or takes the embedded one main.ts began to open), listens, and handles signals
@@ -68,13 +92,18 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     rateLimitPerToken: config.rateLimitPerToken,
     authFailuresPerMinute: config.authFailuresPerMinute,
     requireScopes: config.requireScopes,
+    trustProxy: config.trustProxy,
     logger,
     metrics,
+    serveMetrics: config.metrics === undefined,
     isDraining: () => draining,
     allowPrivateWebhooks: config.webhooks.allowPrivate,
     webhookSecrets: secrets,
     webhookRotationGraceMs: config.webhooks.rotationGraceMs,
   });
+  if (config.jwt && !config.requireScopes) {
+    logger.warn('PLANT_API_JWT_REQUIRE_SCOPES=false: any valid JWT may call every route, including webhook management');
+  }
   const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics, secrets });
 
   const server = createHttpServer(app, config.server);
@@ -84,10 +113,11 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   server.on('error', (error: NodeJS.ErrnoException) => {
     fail(`Cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}.`);
   });
+  const opsServer =
+    config.metrics &&
+    listenForOps(config.metrics, createOpsApp({ store, metrics, isDraining: () => draining, logger }), logger);
   server.on('listening', () => {
-    const { port } = server.address() as AddressInfo;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    const url = `http://${host}:${port}`;
+    const url = urlOf(config.host, (server.address() as AddressInfo).port);
     logger.info({ url, ...storage }, 'plant store listening');
     if (tokens?.generatedToken !== undefined) {
       console.log(
@@ -124,8 +154,9 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
       drainMs,
       hurry: hurry.signal,
       graceMs,
-      // Attempts in flight are recorded before the store closes.
-      close: () => webhooks.stop().then(() => store.close()),
+      // Attempts in flight are recorded before the store closes. The ops listener answers probes
+      // (readiness failing) until then.
+      close: () => Promise.all([webhooks.stop(), opsServer && closeServer(opsServer)]).then(() => store.close()),
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
     logger.info('stopped');

@@ -1,6 +1,6 @@
 import type { ClientInferRequest, ClientInferResponseBody, ServerInferResponses } from '@ts-rest/core';
 import { expectTypeOf } from 'vitest';
-import type { contract } from './contract.ts';
+import type { contract, RouteMetadata } from './contract.ts';
 import type { ApiError, NewPlant, Plant } from './schemas.ts';
 
 type CreatePlant = typeof contract.createPlant;
@@ -40,3 +40,10 @@ const plantOnError: Responses = { status: 400, body: { name: 'Fern' } };
 // @ts-expect-error a success answers a Plant, not ApiError
 const errorOnSuccess: Responses = { status: 200, body: { error: 200, message: 'ok' } };
 void [created, conflict, teapot, plantOnError, errorOnSuccess];
+
+// Every route declares the scope it needs (the service reads it from req.tsRestRoute.metadata).
+type Metadata = {
+  [Name in keyof typeof contract]: (typeof contract)[Name] extends { metadata: infer Declared } ? Declared : never;
+};
+expectTypeOf<Metadata[keyof Metadata]>().toExtend<RouteMetadata>();
+expectTypeOf<CreatePlant['metadata']['scope']>().toEqualTypeOf<'plants:write'>();

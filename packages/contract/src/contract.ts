@@ -19,11 +19,22 @@ import {
 
 const c = initContract();
 
+/**
+ * The OAuth scopes a JWT may carry, one per resource and access. A `:write` scope also grants the
+ * `:read` scope of its resource. Static API tokens carry no scopes and may do everything.
+ */
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks:read', 'webhooks:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** What every route declares in its `metadata`: the scope a token needs to call it. */
+export type RouteMetadata = { readonly scope: Scope };
+
 export const contract = c.router(
   {
     createPlant: {
       method: 'POST',
       path: '/plants',
+      metadata: { scope: 'plants:write' } as const satisfies RouteMetadata,
       summary: 'Create a plant',
       description:
         'Stores a new plant under the client-chosen id. Creation is idempotent by id: sending the same plant again answers 200 and stores nothing new; the same id with different data answers 409.',
@@ -47,6 +58,7 @@ export const contract = c.router(
     listPlants: {
       method: 'GET',
       path: '/plants',
+      metadata: { scope: 'plants:read' } as const satisfies RouteMetadata,
       summary: 'List plants',
       description:
         'Answers stored plants ordered by id. When more remain, a `Link: <?limit=…&after=…>; rel="next"` header gives the next page; the body stays a plain array.',
@@ -64,6 +76,7 @@ export const contract = c.router(
     getPlant: {
       method: 'GET',
       path: '/plants/:id',
+      metadata: { scope: 'plants:read' } as const satisfies RouteMetadata,
       summary: 'Get a plant',
       description: 'Answers the plant stored under the id, or 404.',
       pathParams: PlantIdParams,
@@ -81,6 +94,7 @@ export const contract = c.router(
     deletePlant: {
       method: 'DELETE',
       path: '/plants/:id',
+      metadata: { scope: 'plants:write' } as const satisfies RouteMetadata,
       summary: 'Delete a plant',
       description: 'Removes the plant stored under the id (204), or answers 404. The id may then be created again.',
       pathParams: PlantIdParams,
@@ -99,6 +113,7 @@ export const contract = c.router(
     createWebhook: {
       method: 'POST',
       path: '/webhooks',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Subscribe a receiver to new plants',
       description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints may be registered (409 beyond).`,
       body: NewWebhookEndpoint,
@@ -118,6 +133,7 @@ export const contract = c.router(
     listWebhooks: {
       method: 'GET',
       path: '/webhooks',
+      metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List webhook endpoints',
       description: 'Answers every registered endpoint, oldest first, without secrets.',
       responses: {
@@ -133,6 +149,7 @@ export const contract = c.router(
     getWebhook: {
       method: 'GET',
       path: '/webhooks/:id',
+      metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'Get a webhook endpoint',
       description: 'Answers the endpoint registered under the id (without its secret), or 404.',
       pathParams: WebhookIdParams,
@@ -155,7 +172,7 @@ export const contract = c.router(
         'Changes any of url (checked as at registration; 409 when another endpoint has it), description (null removes it) and enabled. Disabling fails the pending deliveries; enabling a disabled endpoint makes the deliveries that disabling or a 410 Gone answer stopped pending again, due now. Plants created while it was disabled are not announced to it.',
       pathParams: WebhookIdParams,
       body: WebhookEndpointChanges,
-      metadata: { scope: 'webhooks:write' } as const,
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       responses: {
         200: WebhookEndpoint,
         400: ApiError,
@@ -178,7 +195,7 @@ export const contract = c.router(
         'Answers a new signing secret, shown only here. For the rotation grace (PLANT_WEBHOOK_ROTATION_GRACE_MS, 24 hours by default) every delivery carries two signatures in webhook-signature, with the new secret and the previous one, so that the receiver can switch to the new secret without missing a delivery.',
       pathParams: WebhookIdParams,
       body: c.noBody(),
-      metadata: { scope: 'webhooks:write' } as const,
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       responses: {
         200: RotatedWebhookSecret,
         400: ApiError,
@@ -197,7 +214,7 @@ export const contract = c.router(
       description: `Makes the failed deliveries to the endpoint announced at or after \`since\` pending again, due now, oldest first, with their original webhook-id: after a receiver outage. Each is attempted once more. At most ${WEBHOOK_RECOVER_MAX} per request: when \`requeued\` is ${WEBHOOK_RECOVER_MAX}, send it again for the rest. 409 when the endpoint is disabled (enable it first).`,
       pathParams: WebhookIdParams,
       body: RecoverWebhookDeliveries,
-      metadata: { scope: 'webhooks:write' } as const,
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       responses: {
         202: RequeuedWebhookDeliveries,
         400: ApiError,
@@ -220,7 +237,7 @@ export const contract = c.router(
         'Makes the delivery pending and due now, whatever its status (a delivered one is sent again), with its original webhook-id. 404 when the endpoint or the delivery is unknown; 409 when the endpoint is disabled (enable it first).',
       pathParams: WebhookDeliveryParams,
       body: c.noBody(),
-      metadata: { scope: 'webhooks:write' } as const,
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       responses: {
         202: c.noBody(),
         400: ApiError,
@@ -236,6 +253,7 @@ export const contract = c.router(
     deleteWebhook: {
       method: 'DELETE',
       path: '/webhooks/:id',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Delete a webhook endpoint',
       description: 'Unsubscribes the endpoint (204), or answers 404; deliveries still pending for it are dropped.',
       pathParams: WebhookIdParams,
@@ -254,6 +272,7 @@ export const contract = c.router(
     listWebhookDeliveries: {
       method: 'GET',
       path: '/webhooks/:id/deliveries',
+      metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List deliveries to a webhook endpoint',
       description:
         'Answers the announcements made to the endpoint, newest first: each with its webhook-id, the plant, and where its delivery stands.',

@@ -1,5 +1,5 @@
-export type { PlantContract } from './contract.ts';
-export { contract } from './contract.ts';
+export type { PlantContract, RouteMetadata, Scope } from './contract.ts';
+export { contract, SCOPES } from './contract.ts';
 export {
   exactJsonReplacer,
   exactNumber,

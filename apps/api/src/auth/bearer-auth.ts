@@ -1,3 +1,5 @@
+import type { RouteMetadata, Scope } from '@org/plant-contract';
+import type { AppRoute } from '@ts-rest/core';
 import type { Request, RequestHandler } from 'express';
 import { HttpError } from '../http/http-error.ts';
 import { type Authenticator, AuthUnavailableError, type Principal } from './authenticator.ts';
@@ -7,9 +9,6 @@ export const REALM = 'plant-store';
 
 /** RFC 6750 §2.1 b64token. */
 const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-
-export const WRITE_SCOPE = 'plants:write';
-export const READ_SCOPE = 'plants:read';
 
 const challenge = (error?: { code: string; description: string; scope?: string }): Record<string, string> => ({
   'WWW-Authenticate': error
@@ -25,7 +24,7 @@ export type BearerAuthOptions = {
   perToken?: RateLimiter;
   /** Failed authentications per client address; undefined for no limit. */
   failuresPerAddress?: RateLimiter;
-  /** Whether tokens must carry `plants:write` / `plants:read` scopes (JWT mode). */
+  /** Whether scoped tokens (JWTs) must carry the scope each contract route declares in its metadata. */
   requireScopes?: boolean;
 };
 
@@ -74,25 +73,20 @@ const bearerToken = (req: Request): string => {
   return token;
 };
 
-export const WEBHOOKS_WRITE_SCOPE = 'webhooks:write';
-export const WEBHOOKS_READ_SCOPE = 'webhooks:read';
+type RoutedRequest = Request & { tsRestRoute?: AppRoute };
 
-/** The scopes of the route's resource: `/webhooks…` routes have their own, every other route is about plants. */
-const scopesOf = (route: string | undefined) =>
-  route?.startsWith('/webhooks')
-    ? { read: WEBHOOKS_READ_SCOPE, write: WEBHOOKS_WRITE_SCOPE }
-    : { read: READ_SCOPE, write: WRITE_SCOPE };
+/** The `:write` scope of a `:read` scope's resource, which grants it too. */
+const writeScopeOf = (scope: Scope): string | undefined =>
+  scope.endsWith(':read') ? `${scope.slice(0, -':read'.length)}:write` : undefined;
 
-const checkScope = (req: Request & { tsRestRoute?: { path: string } }, principal: Principal): void => {
+const checkScope = (req: RoutedRequest, principal: Principal): void => {
   if (principal.scopes === undefined) return;
-  // ts-rest marks the request with its contract route before the global middleware runs.
-  const scopes = scopesOf(req.tsRestRoute?.path);
-  const writing = req.method !== 'GET' && req.method !== 'HEAD';
-  const granted = writing
-    ? principal.scopes.has(scopes.write)
-    : principal.scopes.has(scopes.read) || principal.scopes.has(scopes.write);
-  if (granted) return;
-  const scope = writing ? scopes.write : scopes.read;
+  // ts-rest marks the request with its contract route before the global middleware runs; each route
+  // declares its scope (a test of the contract proves it), so a route without one is a bug: 500.
+  const scope = (req.tsRestRoute?.metadata as Partial<RouteMetadata> | undefined)?.scope;
+  if (scope === undefined) throw new Error(`The route ${req.method} ${req.tsRestRoute?.path} declares no scope.`);
+  const writeScope = writeScopeOf(scope);
+  if (principal.scopes.has(scope) || (writeScope !== undefined && principal.scopes.has(writeScope))) return;
   const description = `The access token lacks the ${scope} scope.`;
   throw new HttpError(403, description, challenge({ code: 'insufficient_scope', description, scope }));
 };
@@ -101,7 +95,16 @@ const checkScope = (req: Request & { tsRestRoute?: { path: string } }, principal
  * Bearer authentication (RFC 6750), decided before the body is read: a missing credential or
  * another scheme → 401 with a bare challenge, a malformed one → 400 `invalid_request`, a wrong token
  * → 401 `invalid_token`, a missing scope → 403 `insufficient_scope`, keys unavailable → 503.
- * An address with too many failures, or a token over its rate, gets 429 with Retry-After.
+ * A token over its rate gets 429 with Retry-After.
+ *
+ * Failures are limited per client address (`req.ip`, which Express derives under `trust proxy`):
+ * once an address has spent its budget, its further failures get 429 with Retry-After instead of
+ * 400/401, saying no more about the credential. Its valid tokens are still answered: behind a proxy
+ * or a NAT, one client's mistakes must not lock out the others. Every credential is therefore still
+ * checked, which costs a SHA-256 for a static token and one signature check for a JWT (jose
+ * refetches the JWKS for an unknown key id at most every 30 s), so a refused guess costs no more
+ * than an accepted request. Guessing is not what the limit stops: static tokens have at least 16
+ * characters (a generated one 256 random bits) and JWTs need the issuer's key.
  */
 export const bearerAuth = ({
   authenticate,
@@ -109,15 +112,13 @@ export const bearerAuth = ({
   failuresPerAddress,
   requireScopes = false,
 }: BearerAuthOptions): RequestHandler => {
-  const address = (req: Request) => req.socket.remoteAddress ?? 'unknown';
+  /** The answer to a failed authentication: `error`, or 429 once the address is over its budget. */
   const failed = (req: Request, error: HttpError): HttpError => {
-    failuresPerAddress?.take(address(req));
-    return error;
+    const wait = failuresPerAddress?.take(req.ip ?? 'unknown') ?? 0;
+    return wait > 0 ? tooMany(wait, 'Too many failed authentications from this address') : error;
   };
 
   const authorize = async (req: Request): Promise<void> => {
-    const wait = failuresPerAddress?.retryAfter(address(req)) ?? 0;
-    if (wait > 0) throw tooMany(wait, 'Too many failed authentications from this address');
     let token: string;
     try {
       token = bearerToken(req);

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { contract, SCOPES } from '@org/plant-contract';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
@@ -48,7 +49,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map(close));
 });
 
-const startApp = async ({ url = jwksUrl, requireScopes = false } = {}) => {
+const startApp = async ({ url = jwksUrl, requireScopes }: { url?: string; requireScopes?: boolean } = {}) => {
   const created: StoredPlant[] = [];
   const app = createApp({
     store: fakeStore({
@@ -67,7 +68,7 @@ const startApp = async ({ url = jwksUrl, requireScopes = false } = {}) => {
         jwksTimeoutMs: 1000,
       }),
     }),
-    requireScopes,
+    ...(requireScopes !== undefined && { requireScopes }),
   });
   const server = createServer(app);
   servers.push(server);
@@ -106,7 +107,7 @@ const expectInvalidToken = async (response: Response) => {
 describe('JWT bearer tokens', () => {
   it('accepts a valid token, and static tokens beside it', async () => {
     const { send, created } = await startApp();
-    expect((await send(await sign())).status).toBe(200);
+    expect((await send(await sign({ scope: 'plants:write' }))).status).toBe(200);
     expect((await send(STATIC_TOKEN)).status).toBe(200);
     expect(created).toHaveLength(2);
   });
@@ -152,8 +153,8 @@ describe('JWT bearer tokens', () => {
     expect(created).toHaveLength(0);
   });
 
-  it('requires plants:write to write and plants:read to read when scopes are enforced', async () => {
-    const { send, created } = await startApp({ requireScopes: true });
+  it('requires plants:write to write and plants:read (or plants:write) to read, by default', async () => {
+    const { send, created } = await startApp();
     const reader = await sign({ scope: 'plants:read' });
     const response = await send(reader);
     await expectError(response, 403, /plants:write/);
@@ -169,7 +170,7 @@ describe('JWT bearer tokens', () => {
   });
 
   it('requires webhooks:write to change webhooks and webhooks:read to read them; plants scopes do not do', async () => {
-    const { base } = await startApp({ requireScopes: true });
+    const { base } = await startApp();
     const send = async (scope: string, method = 'GET') =>
       fetch(`${base}/webhooks`, {
         method,
@@ -184,5 +185,56 @@ describe('JWT bearer tokens', () => {
     expect(refused.headers.get('www-authenticate')).toContain('scope="webhooks:write"');
     // Past authorization: the body is judged (plain http is refused without PLANT_WEBHOOKS_ALLOW_PRIVATE).
     await expectError(await send('webhooks:write', 'POST'), 400, /https/);
+  });
+});
+
+/** A request to each route of the contract, with placeholder path parameters and a body where one is due. */
+const routeRequests = Object.entries(contract).map(([name, route]) => ({
+  name,
+  method: route.method,
+  path: route.path.replace(':id', '1'),
+  scope: (route.metadata as { scope: string }).scope,
+  ...(route.method === 'POST' && {
+    body: route.path === '/plants' ? '{"id":1,"name":"Fern"}' : '{"url":"https://receiver.example/hook"}',
+  }),
+}));
+
+describe('least privilege for JWTs', () => {
+  it.each(routeRequests)('$name ($method $path) needs $scope, as its contract metadata declares', async (route) => {
+    const { base } = await startApp();
+    const send = async (scope?: string) =>
+      fetch(`${base}${route.path}`, {
+        method: route.method,
+        headers: {
+          authorization: `Bearer ${await sign(scope === undefined ? {} : { scope })}`,
+          'content-type': 'application/json',
+        },
+        ...(route.body !== undefined && { body: route.body }),
+      });
+    const others = SCOPES.filter((scope) => scope !== route.scope && scope !== route.scope.replace(':read', ':write'));
+    for (const scope of [undefined, others.join(' ')]) {
+      const refused = await send(scope);
+      await expectError(refused, 403, new RegExp(`lacks the ${route.scope} scope`));
+      expect(refused.headers.get('www-authenticate')).toContain(`scope="${route.scope}"`);
+    }
+    // Past authorization, whatever the route then answers (404 for an unknown id, 400 for a body).
+    expect([401, 403]).not.toContain((await send(route.scope)).status);
+  });
+
+  it('lets a plants:read token neither list, register nor delete webhooks', async () => {
+    const { base } = await startApp();
+    const token = await sign({ scope: 'plants:read' });
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    await expectError(await fetch(`${base}/webhooks`, { headers }), 403, /webhooks:read/);
+    const body = '{"url":"https://receiver.example/hook"}';
+    await expectError(await fetch(`${base}/webhooks`, { method: 'POST', headers, body }), 403, /webhooks:write/);
+    await expectError(await fetch(`${base}/webhooks/1`, { method: 'DELETE', headers }), 403, /webhooks:write/);
+  });
+
+  it('lets any valid JWT call every route only when scopes are turned off explicitly', async () => {
+    const { send, base } = await startApp({ requireScopes: false });
+    const unscoped = await sign();
+    expect((await send(unscoped)).status).toBe(200);
+    expect((await fetch(`${base}/webhooks`, { headers: { authorization: `Bearer ${unscoped}` } })).status).toBe(200);
   });
 });

@@ -6,10 +6,9 @@ describe('RateLimiter', () => {
     const limiter = new RateLimiter({ perSecond: 2, burst: 3 });
     expect([0, 0, 0].map(() => limiter.take('a', 0))).toEqual([0, 0, 0]);
     expect(limiter.take('a', 0)).toBe(1);
-    expect(limiter.retryAfter('a', 0)).toBe(1);
     expect(limiter.take('a', 500)).toBe(0);
     expect(limiter.take('a', 500)).toBe(1);
-    expect(limiter.retryAfter('a', 10_000)).toBe(0);
+    expect(limiter.take('a', 10_000)).toBe(0);
   });
 
   it('keeps keys independent', () => {
@@ -23,17 +22,5 @@ describe('RateLimiter', () => {
     const limiter = new RateLimiter({ perSecond: 1 / 60, burst: 1 });
     limiter.take('a', 0);
     expect(limiter.take('a', 0)).toBe(60);
-  });
-});
-
-describe('RateLimiter.retryAfter', () => {
-  it('only reads: asking about a key that never spent leaves the next take a full burst', () => {
-    const limiter = new RateLimiter({ perSecond: 1, burst: 2 });
-    expect(limiter.retryAfter('a', 0)).toBe(0);
-    expect(limiter.take('a', 0)).toBe(0);
-    expect(limiter.take('a', 0)).toBe(0);
-    expect(limiter.take('a', 0)).toBe(1);
-    expect(limiter.retryAfter('a', 0)).toBe(1);
-    expect(limiter.retryAfter('a', 1000)).toBe(0);
   });
 });

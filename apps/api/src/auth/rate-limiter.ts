@@ -21,17 +21,6 @@ export class RateLimiter {
     return bucket;
   }
 
-  /**
-   * Seconds until `key` may spend again; 0 when it may now. Only reads: asked on every request, it
-   * must not leave a bucket behind for each address that never spends.
-   */
-  retryAfter(key: string, now = performance.now()): number {
-    const bucket = this.#buckets.get(key);
-    if (bucket === undefined) return 0;
-    const tokens = Math.min(this.#burst, bucket.tokens + ((now - bucket.at) / 1000) * this.#perSecond);
-    return tokens >= 1 ? 0 : Math.ceil((1 - tokens) / this.#perSecond);
-  }
-
   /** Spends one request for `key`; answers the seconds to wait when there was none left (0 when spent). */
   take(key: string, now = performance.now()): number {
     this.#sweep(now);

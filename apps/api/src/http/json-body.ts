@@ -56,7 +56,10 @@ export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
     type: () => true,
     verify: (req, _res, bytes) => {
       if (!isUtf8(bytes)) throw new HttpError(400, 'The request body is not valid UTF-8.');
-      sourceText.set(req, bytes.toString('utf8'));
+      const text = bytes.toString('utf8');
+      // body-parser decodes with iconv-lite, which drops a leading byte-order mark before
+      // JSON.parse: the source kept for the exact re-parse must be that same text.
+      sourceText.set(req, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     },
   }),
   (req, _res, next) => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../app.ts';
+import { type AppOptions, createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { fakeStore } from '../testing/fake-store.ts';
@@ -15,7 +15,7 @@ const memoryStore = fakeStore();
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
-const startLogged = async (level: 'debug' | 'info' = 'debug') => {
+const startLogged = async (level: 'debug' | 'info' = 'debug', trustProxy: AppOptions['trustProxy'] = false) => {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -27,6 +27,7 @@ const startLogged = async (level: 'debug' | 'info' = 'debug') => {
     store: memoryStore,
     authenticate: staticTokens([hashToken(TOKEN)]),
     logger: pino({ level }, sink),
+    trustProxy,
   });
   server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server?.once('listening', resolve));
@@ -59,6 +60,16 @@ describe('request logging', () => {
     expect(text).not.toContain(TOKEN);
     expect(text).not.toContain('some-wrong-token-value');
     expect(text.toLowerCase()).not.toContain('authorization');
+  });
+
+  it.each([
+    ['behind a trusted proxy, the address it forwards', ['loopback'], '203.0.113.7'],
+    ['without trust proxy, the peer, whatever X-Forwarded-For says', false, '127.0.0.1'],
+  ] as const)('logs the client address: %s', async (_label, trust, address) => {
+    const { url, lines } = await startLogged('debug', trust === false ? false : [...trust]);
+    await post(url, { authorization: `Bearer ${TOKEN}`, 'x-forwarded-for': '203.0.113.7' });
+    await expect.poll(() => lines.length).toBeGreaterThan(0);
+    expect(JSON.parse(lines.at(-1) as string).req.remoteAddress).toBe(address);
   });
 
   it('logs failures at info and leaves successes to debug, so that full load does not pay for a line each', async () => {

@@ -35,6 +35,8 @@ export const requestLogger =
           id,
           method: req.method,
           url: url.includes('access_token') ? url.replace(TOKEN_IN_QUERY, '$1[redacted]') : url,
+          // The client as `trust proxy` derives it, the same address the failure limit keys on.
+          remoteAddress: req.ip,
         },
         res: { statusCode },
         responseTime: Math.round(performance.now() - started),

@@ -1,7 +1,8 @@
-import { Router } from 'express';
+import express, { type Express, Router } from 'express';
 import type { Logger } from 'pino';
-import { otherMethods } from '../http/error-handler.ts';
+import { errorHandler, notFound, otherMethods } from '../http/error-handler.ts';
 import { sendError } from '../http/http-error.ts';
+import { securityHeaders } from '../http/security-headers.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -10,7 +11,8 @@ export const READINESS_TIMEOUT_MS = 2_000;
 
 export type OpsRoutesOptions = {
   store: PlantStore;
-  metrics: Metrics;
+  /** Answers GET /metrics when given; left out of the API's port when metrics have their own. */
+  metrics?: Metrics;
   /** True from SIGTERM/SIGINT on: readiness fails. */
   isDraining: () => boolean;
   logger: Logger;
@@ -27,7 +29,8 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, message: string): Promi
 /**
  * Operations endpoints, without authentication: GET /healthz (the process is alive), GET /readyz
  * (it should get traffic: the store answers and is migrated, and it is not shutting down) and GET
- * /metrics (Prometheus). Keep /metrics off the public internet at the ingress.
+ * /metrics (Prometheus). In production /metrics has a port of its own (`createOpsApp`), which the
+ * ingress does not expose.
  */
 export const opsRoutes = ({ store, metrics, isDraining, logger }: OpsRoutesOptions): Router => {
   const router = Router();
@@ -52,8 +55,24 @@ export const opsRoutes = ({ store, metrics, isDraining, logger }: OpsRoutesOptio
     );
   });
 
-  router.get('/metrics', metrics.expose);
+  if (metrics) router.get('/metrics', metrics.expose);
 
-  router.all(['/healthz', '/readyz', '/metrics'], otherMethods(['GET', 'HEAD']));
+  router.all(metrics ? ['/healthz', '/readyz', '/metrics'] : ['/healthz', '/readyz'], otherMethods(['GET', 'HEAD']));
   return router;
+};
+
+/**
+ * The listener of PLANT_METRICS_PORT: GET /metrics, and /healthz and /readyz too, so that probes can
+ * target it, outside whatever admission control guards the API's port. Its requests are not counted
+ * in the API's request metrics.
+ */
+export const createOpsApp = (options: Required<OpsRoutesOptions>): Express => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(securityHeaders());
+  app.use(opsRoutes(options));
+  app.use(notFound);
+  app.use(errorHandler(options.logger));
+  return app;
 };

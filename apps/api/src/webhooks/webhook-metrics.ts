@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { throttledRead } from '../ops/throttled-read.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'gone' | 'lost_lease';
@@ -7,7 +8,7 @@ export type WebhookMetrics = { countAttempt(outcome: DeliveryOutcome): void };
 
 /**
  * The delivery metrics, on the service's registry: attempts by outcome, and the backlog read from
- * the store at each scrape (so every replica reports the shared outbox of PostgreSQL).
+ * the store (so every replica reports the shared outbox of PostgreSQL) at most once a second.
  */
 export const createWebhookMetrics = (registry: Registry, store: WebhookStore): WebhookMetrics => {
   const attempts = new Counter({
@@ -16,28 +17,19 @@ export const createWebhookMetrics = (registry: Registry, store: WebhookStore): W
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  let backlog: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;
-  // One store query serves both gauges of a scrape.
-  const readBacklog = () => {
-    backlog ??= store
-      .backlog()
-      .then(({ pending, oldestPendingAt }) => ({
-        pending,
-        oldestAgeSeconds: oldestPendingAt ? Math.max(0, (Date.now() - oldestPendingAt.getTime()) / 1000) : 0,
-      }))
-      .finally(() => {
-        setImmediate(() => {
-          backlog = undefined;
-        });
-      });
-    return backlog;
-  };
+  // One store query serves both gauges of a scrape, and every scrape within a second.
+  const readBacklog = throttledRead(() => store.backlog());
   new Gauge({
     name: 'plant_webhook_deliveries_pending',
     help: 'Webhook deliveries not yet delivered or failed.',
     registers: [registry],
     async collect() {
-      this.set((await readBacklog().catch(() => ({ pending: Number.NaN }))).pending);
+      this.set(
+        await readBacklog().then(
+          ({ pending }) => pending,
+          () => Number.NaN,
+        ),
+      );
     },
   });
   new Gauge({
@@ -45,7 +37,12 @@ export const createWebhookMetrics = (registry: Registry, store: WebhookStore): W
     help: 'Age of the oldest pending webhook delivery (0 when none is pending).',
     registers: [registry],
     async collect() {
-      this.set((await readBacklog().catch(() => ({ oldestAgeSeconds: Number.NaN }))).oldestAgeSeconds);
+      this.set(
+        await readBacklog().then(
+          ({ oldestPendingAt }) => (oldestPendingAt ? Math.max(0, (Date.now() - oldestPendingAt.getTime()) / 1000) : 0),
+          () => Number.NaN,
+        ),
+      );
     },
   });
   for (const outcome of ['delivered', 'retry', 'failed', 'gone'] as const) attempts.inc({ outcome }, 0);

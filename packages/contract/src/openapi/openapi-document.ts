@@ -7,7 +7,7 @@ import {
   isZodType,
 } from '@ts-rest/core';
 import type { ZodTypeAny } from 'zod';
-import { contract } from '../contract.ts';
+import { contract, type RouteMetadata } from '../contract.ts';
 import { exactJsonReplacer, restoreExactIntegers } from '../exact-json.ts';
 import { NewPlant } from '../schemas.ts';
 import { WEBHOOK_HEADERS } from '../webhooks.ts';
@@ -72,7 +72,7 @@ const JSON_MEDIA_TYPE = 'application/json';
 
 const DESCRIPTION = `A plant store: clients add plants with a client-chosen id, read, list and delete them.
 
-**Authentication.** Every operation needs \`Authorization: Bearer <token>\`.
+**Authentication.** Every operation needs \`Authorization: Bearer <token>\`. A JWT (when the service accepts them) must carry the scope each operation lists under \`security\`; a \`:write\` scope grants the \`:read\` scope of its resource too. The service's own API tokens may call every operation.
 
 **Errors.** Every failure is \`application/json\` with the \`Error\` body \`{ "error": <HTTP status>, "message": "<sentence naming the field or cause>" }\`, whatever its cause: validation, authentication, an unknown path (404), an unsupported method (405), an unavailable store (503) or an unexpected fault (500).
 
@@ -228,6 +228,8 @@ export const createOpenApiDocument = ({
       ...(route.description !== undefined && { description: route.description }),
       tags: [route.path.split('/')[1] || 'default'],
       ...(route.deprecated && { deprecated: true }),
+      // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: here the JWT scope.
+      security: [{ [SECURITY_SCHEME]: [(route.metadata as RouteMetadata).scope] }],
       ...(parameters.length > 0 && { parameters }),
       ...(requestBody && { requestBody }),
       responses,
@@ -273,7 +275,8 @@ export const createOpenApiDocument = ({
         [SECURITY_SCHEME]: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API token of the service, sent as `Authorization: Bearer <token>`.',
+          description:
+            'An API token of the service, or a JWT of the configured issuer carrying the scope the operation lists, sent as `Authorization: Bearer <token>`.',
         },
       },
     },
