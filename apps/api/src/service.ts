@@ -4,13 +4,14 @@ import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
 import type { Config } from './config.ts';
+import { admitRequests } from './http/admission.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
-import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
+import { DELIVERY_CONCURRENCY, startWebhookDelivery } from './webhooks/delivery-worker.ts';
 
 const fail = (message: string): never => {
   console.error(message);
@@ -35,6 +36,9 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     const postgres = await PostgresPlantStore.open({
       ...database,
       onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
+      // Admission bounds the requests in flight, each with one operation pending at a time, and the
+      // delivery worker its attempts (plus the claim of the next ones); the pool's queue can hold no more.
+      maxPending: config.admission.maxInFlight + DELIVERY_CONCURRENCY + 1,
     });
     store = postgres;
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
@@ -67,6 +71,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics });
 
   const server = createHttpServer(app, config.server);
+  const admission = admitRequests(server, { ...config.admission, logger, onShed: metrics.countShed });
   const connections = drainConnections(server);
   server.listen(config.port, config.host);
   answerClientErrors(server);
@@ -114,7 +119,10 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
       hurry: hurry.signal,
       graceMs,
       // Attempts in flight are recorded before the store closes.
-      close: () => webhooks.stop().then(() => store.close()),
+      close: () => {
+        admission.stop();
+        return webhooks.stop().then(() => store.close());
+      },
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
     logger.info('stopped');
