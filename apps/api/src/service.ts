@@ -13,6 +13,9 @@ import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
 import { DELIVERY_CONCURRENCY, startWebhookDelivery } from './webhooks/delivery-worker.ts';
 
+/** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
+const LISTEN_BACKLOG = 4096;
+
 const fail = (message: string): never => {
   console.error(message);
   process.exit(1);
@@ -73,7 +76,8 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   const server = createHttpServer(app, config.server);
   const admission = admitRequests(server, { ...config.admission, logger, onShed: metrics.countShed });
   const connections = drainConnections(server);
-  server.listen(config.port, config.host);
+  // Room for the connections that arrive while the event loop is busy (see the README, Overload).
+  server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   answerClientErrors(server);
   server.on('error', (error: NodeJS.ErrnoException) => {
     fail(`Cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}.`);
