@@ -178,9 +178,20 @@ describe('admission control', () => {
     await until(() => admission.connections === 2);
 
     expectShed(await postPlant(url, TOKEN, { id: 7n, name: 'Over' }, { agent: false }), /PLANT_MAX_CONNECTIONS/);
+    await until(() => admission.connections === 2);
     const health = await httpRequest(`${url}/healthz`, { agent: false });
     expect(health.status).toBe(200);
     expect(health.headers.connection).toBe('close');
+    expect(await shedCount(metrics, 'connections')).toBe(1);
+  });
+
+  it('closes connections past a quarter more than the bound unanswered, and counts them', async () => {
+    const { url, port, metrics, admission } = await start({ maxConnections: 4 });
+    for (let index = 0; index < 5; index++) await openSocket(port);
+    await until(() => admission.connections === 5);
+    await expect(postPlant(url, TOKEN, { id: 10n, name: 'Dropped' }, { agent: false })).rejects.toMatchObject({
+      code: expect.stringMatching(/^(ECONNRESET|EPIPE|ERROR)$/),
+    });
     expect(await shedCount(metrics, 'connections')).toBe(1);
   });
 

@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 export type AdmissionLimits = {
   /** Requests received and not yet answered, at most; more are shed. */
   maxInFlight: number;
-  /** Open connections beyond which a new connection's requests are shed and the connection closed. */
+  /**
+   * Open connections beyond which a new connection's requests are shed and the connection closed;
+   * a quarter more are accepted to be told so, and past that Node closes new ones unanswered.
+   */
   maxConnections: number;
   /** Mean event-loop delay (ms) over a sample beyond which requests are shed; 0 for no such bound. */
   maxEventLoopDelayMs: number;
@@ -14,8 +17,8 @@ export type AdmissionLimits = {
 
 /** Derived from measured costs: see the README's Overload section. */
 export const ADMISSION_DEFAULTS: AdmissionLimits = {
-  maxInFlight: 1_000,
-  maxConnections: 10_000,
+  maxInFlight: 1_024,
+  maxConnections: 5_000,
   maxEventLoopDelayMs: 500,
 };
 
@@ -33,6 +36,13 @@ export type Admission = {
   /** Stops watching the event loop. */
   stop(): void;
 };
+
+/** Connections accepted past PLANT_MAX_CONNECTIONS to be answered 503, as a share of it. */
+const OVER_LIMIT_SHARE = 0.25;
+
+/** The most connections the server holds open: past this, Node closes new ones unanswered. */
+export const hardConnectionLimit = (maxConnections: number): number =>
+  maxConnections + Math.ceil(maxConnections * OVER_LIMIT_SHARE);
 
 /** How often the event-loop delay is read, and over how long it is averaged. */
 const SAMPLE_MS = 500;
@@ -80,7 +90,9 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  *
  * Connections beyond the bound are accepted rather than destroyed (what `server.maxConnections`
  * does): their client gets a 503 it can act on, and a liveness probe on a new connection is still
- * answered. Each such connection closes after its first answer.
+ * answered. Each such connection closes after its first answer. Every open connection costs memory,
+ * so a quarter more than the bound are accepted that way; past that, `server.maxConnections` closes
+ * new connections unanswered (counted and logged as shed for `connections` too).
  *
  * Installed on the server, around whatever its request listener is, so that it holds for this
  * server only: a listener of its own (metrics, probes) is outside every bound. Install it before
@@ -97,6 +109,7 @@ export const admitRequests = (
   /** Connections accepted over the bound, until they close. */
   const over = new Set<Socket>();
 
+  server.maxConnections = hardConnectionLimit(maxConnections);
   server.on('connection', (socket: Socket) => {
     connections += 1;
     if (connections > maxConnections) over.add(socket);
@@ -137,6 +150,13 @@ export const admitRequests = (
     loggedAt = now;
     sinceLog.in_flight = sinceLog.connections = sinceLog.event_loop_delay = 0;
   };
+
+  // Past the hard limit Node closes the connection itself; still counted and logged.
+  server.on('drop', () => {
+    sinceLog.connections += 1;
+    onShed?.('connections');
+    logShedding();
+  });
 
   const answers = {
     in_flight: shedAnswer('in_flight'),
