@@ -19,7 +19,7 @@ describe('loadConfig', () => {
         requestTimeoutMs: 30_000,
         keepAliveTimeoutMs: 5_000,
       },
-      admission: { maxInFlight: 1_024, maxConnections: 5_000, maxEventLoopDelayMs: 500 },
+      admission: { maxInFlight: 1_024, maxConnections: 10_000, maxEventLoopDelayMs: 500 },
       webhooks: {
         timeoutMs: 15_000,
         retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],

@@ -18,7 +18,7 @@ export type AdmissionLimits = {
 /** Derived from measured costs: see the README's Overload section. */
 export const ADMISSION_DEFAULTS: AdmissionLimits = {
   maxInFlight: 1_024,
-  maxConnections: 5_000,
+  maxConnections: 10_000,
   maxEventLoopDelayMs: 500,
 };
 
