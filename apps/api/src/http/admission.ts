@@ -41,7 +41,7 @@ export type Admission = {
 const OVER_LIMIT_SHARE = 0.25;
 
 /** The most connections the server holds open: past this, Node closes new ones unanswered. */
-export const hardConnectionLimit = (maxConnections: number): number =>
+const hardConnectionLimit = (maxConnections: number): number =>
   maxConnections + Math.ceil(maxConnections * OVER_LIMIT_SHARE);
 
 /** How often the event-loop delay is read, and over how long it is averaged. */
