@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClientBenchInput, ClientBenchResult } from './client-overhead.ts';
+import { runConnectionsScenario } from './connections.ts';
 import { describeMachine, machineLine } from './machine.ts';
 import { type BenchOptions, parseOptions, type ServerKey, USAGE } from './options.ts';
 import { openPostgres, type Postgres } from './postgres.ts';
@@ -267,6 +268,15 @@ const run = async (options: BenchOptions): Promise<boolean> => {
     writeFileSync(join(outDir, 'latest.svg'), renderReportChart(report));
     log('');
     log(`wrote ${join(outDir, 'latest.json')} and latest.svg`);
+    if (options.connectionLevels.length > 0) {
+      log('');
+      log(
+        `connections scenario: (b) and (c) at ${options.connectionLevels.join(', ')} connections, ${options.duration} s each…`,
+      );
+      const levels = await runConnectionsScenario({ levels: options.connectionLevels, seconds: options.duration }, log);
+      writeFileSync(join(outDir, 'connections.json'), `${JSON.stringify(levels, null, 2)}\n`);
+      log(`wrote ${join(outDir, 'connections.json')}`);
+    }
     if (options.readme) {
       const readme = join(REPO_ROOT, 'README.md');
       log(updateReadme(readme, report) ? `updated the figures in ${readme}` : `no bench markers in ${readme}`);

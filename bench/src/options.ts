@@ -19,6 +19,8 @@ export type BenchOptions = {
   out: string | undefined;
   /** Rewrite the figures in the root README (full runs only). */
   readme: boolean;
+  /** Connection counts of the connections scenario (ours and the peer); empty: skip it. */
+  connectionLevels: number[];
 };
 
 export const USAGE = `pnpm bench [options]
@@ -35,6 +37,8 @@ export const USAGE = `pnpm bench [options]
   --client-batch-size N  requests per batch (default 200)
   --out DIR            write latest.json and latest.svg there (default bench/results)
   --no-readme          leave README.md alone
+  --connection-levels L  the connections scenario's levels (default 50,1000,4000,10000; smoke 50,1000)
+  --no-connections     skip the connections scenario
 `;
 
 const positive = (name: string, text: string | undefined, fallback: number, min = 1): number => {
@@ -60,6 +64,8 @@ export const parseOptions = (argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       'client-batch-size': { type: 'string' },
       out: { type: 'string' },
       'no-readme': { type: 'boolean' },
+      'connection-levels': { type: 'string' },
+      'no-connections': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -84,5 +90,11 @@ export const parseOptions = (argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     clientBatchSize: positive('client-batch-size', values['client-batch-size'], smoke ? 20 : 200),
     out: values.out,
     readme: !smoke && values['no-readme'] !== true,
+    connectionLevels:
+      values['no-connections'] === true
+        ? []
+        : (values['connection-levels'] ?? (smoke ? '50,1000' : '50,1000,4000,10000'))
+            .split(',')
+            .map((level) => positive('connection-levels', level.trim(), 0)),
   };
 };

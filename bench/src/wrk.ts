@@ -50,17 +50,38 @@ export type WrkOptions = {
   seconds: number;
   /** Ids sent are firstId, firstId+1, …: unique per run so that every POST creates a new plant. */
   firstId: number;
+  /** Seconds a request may wait for its answer before wrk counts a timeout (default 5). */
+  timeoutSeconds?: number;
 };
 
+/**
+ * A command prefix that raises the open-file limit to `files` (an unprivileged process may raise
+ * it up to the hard limit) and then runs the program after it: loads of thousands of connections
+ * need a descriptor each, on both sides.
+ */
+export const fileLimitWrapper = (files: number): string[] => [
+  '/bin/sh',
+  '-c',
+  `ulimit -n ${files} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$0" "$@"`,
+];
+
 /** One wrk run of POST /plants in its own process. */
-export const runWrk = ({ url, token, connections, threads, seconds, firstId }: WrkOptions): Promise<WrkResult> =>
+export const runWrk = ({
+  url,
+  token,
+  connections,
+  threads,
+  seconds,
+  firstId,
+  timeoutSeconds = 5,
+}: WrkOptions): Promise<WrkResult> =>
   new Promise((resolve, reject) => {
     const args = [
       `-t${threads}`,
       `-c${connections}`,
       `-d${seconds}s`,
       '--timeout',
-      '5s',
+      `${timeoutSeconds}s`,
       '-s',
       SCRIPT,
       `${url}/plants`,
@@ -69,7 +90,9 @@ export const runWrk = ({ url, token, connections, threads, seconds, firstId }: W
       String(firstId),
       String(threads),
     ];
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // One descriptor per connection, and some to spare.
+    const [program, ...programArgs] = [...fileLimitWrapper(connections + 1_000), 'wrk', ...args];
+    const child = spawn(program as string, programArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

@@ -1,5 +1,6 @@
 import { WEBHOOK_ROTATION_GRACE_DEFAULT_MS } from '@org/plant-contract';
 import { z } from 'zod';
+import { ADMISSION_DEFAULTS, type AdmissionLimits } from './http/admission.ts';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-store.ts';
@@ -151,6 +152,9 @@ const Env = z.object({
   PLANT_HTTP_HEADERS_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.headersTimeoutMs),
   PLANT_HTTP_REQUEST_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.requestTimeoutMs),
   PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.keepAliveTimeoutMs),
+  PLANT_MAX_IN_FLIGHT: wholeNumber(ADMISSION_DEFAULTS.maxInFlight, 1, 1_000_000),
+  PLANT_MAX_CONNECTIONS: wholeNumber(ADMISSION_DEFAULTS.maxConnections, 1, 1_000_000),
+  PLANT_MAX_EVENT_LOOP_DELAY_MS: milliseconds(ADMISSION_DEFAULTS.maxEventLoopDelayMs, 0, 60_000),
   PLANT_WEBHOOK_TIMEOUT_MS: milliseconds(WEBHOOK_DEFAULTS.timeoutMs, 1, 600_000),
   PLANT_WEBHOOK_RETRY_DELAYS_MS: optional(
     z
@@ -207,6 +211,8 @@ export type Config = {
   /** Set when DATABASE_URL is: the PostgreSQL store instead of the embedded one. */
   database?: DatabaseConfig;
   server: ServerConfig;
+  /** Admission control of the API server: beyond these, requests are shed with 503. */
+  admission: AdmissionLimits;
   webhooks: WebhookConfig;
 };
 
@@ -284,6 +290,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       headersTimeoutMs: vars.PLANT_HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.PLANT_HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: vars.PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    admission: {
+      maxInFlight: vars.PLANT_MAX_IN_FLIGHT,
+      maxConnections: vars.PLANT_MAX_CONNECTIONS,
+      maxEventLoopDelayMs: vars.PLANT_MAX_EVENT_LOOP_DELAY_MS,
     },
     webhooks: {
       timeoutMs: vars.PLANT_WEBHOOK_TIMEOUT_MS,

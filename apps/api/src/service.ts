@@ -6,6 +6,7 @@ import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
 import type { Config } from './config.ts';
+import { admitRequests } from './http/admission.ts';
 import { answerClientErrors } from './http/client-errors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
@@ -13,9 +14,12 @@ import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp } from './ops/ops-routes.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
-import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
+import { DELIVERY_CONCURRENCY, startWebhookDelivery } from './webhooks/delivery-worker.ts';
 import { sealStoredSecrets } from './webhooks/seal-stored-secrets.ts';
 import { plainSecrets, SecretKeyError, secretBox } from './webhooks/secret-box.ts';
+
+/** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
+const LISTEN_BACKLOG = 4096;
 
 const fail = (message: string): never => {
   console.error(message);
@@ -61,6 +65,9 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     const postgres = await PostgresPlantStore.open({
       ...database,
       onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
+      // Admission bounds the requests in flight, each with one operation pending at a time, and the
+      // delivery worker its attempts (plus the claim of the next ones); the pool's queue can hold no more.
+      maxPending: config.admission.maxInFlight + DELIVERY_CONCURRENCY + 1,
     });
     store = postgres;
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
@@ -107,8 +114,10 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics, secrets });
 
   const server = createHttpServer(app, config.server);
+  const admission = admitRequests(server, { ...config.admission, logger, onShed: metrics.countShed });
   const connections = drainConnections(server);
-  server.listen(config.port, config.host);
+  // Room for the connections that arrive while the event loop is busy (see the README, Overload).
+  server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   answerClientErrors(server);
   server.on('error', (error: NodeJS.ErrnoException) => {
     fail(`Cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}.`);
@@ -156,7 +165,10 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
       graceMs,
       // Attempts in flight are recorded before the store closes. The ops listener answers probes
       // (readiness failing) until then.
-      close: () => Promise.all([webhooks.stop(), opsServer && closeServer(opsServer)]).then(() => store.close()),
+      close: () => {
+        admission.stop();
+        return Promise.all([webhooks.stop(), opsServer && closeServer(opsServer)]).then(() => store.close());
+      },
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
     logger.info('stopped');

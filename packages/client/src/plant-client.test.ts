@@ -455,8 +455,9 @@ describe('retries', () => {
     expect(waits()).toStrictEqual([250, 500, 1000]);
   });
 
-  it('waits as long as Retry-After says instead, in seconds or as a date, up to 60 s', async () => {
+  it('waits at least as long as Retry-After says, in seconds or as a date (up to 60 s), plus jitter', async () => {
     vi.useFakeTimers({ now: Date.parse('2030-01-01T00:00:00Z') });
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
     const { fetch, waits } = sequence(
       unavailable({ 'retry-after': '3' }),
       unavailable({ 'retry-after': 'Tue, 01 Jan 2030 00:00:10 GMT' }),
@@ -464,7 +465,8 @@ describe('retries', () => {
       json({ name: 'Fern' }),
     );
     await settle(clientWith(fetch, { maxRetries: 3 }).createPlant(fern));
-    expect(waits()).toStrictEqual([3000, 7000, 60_000]);
+    // The date is read when the answer arrives: 3.25 s after the first, so 6.75 s ahead.
+    expect(waits()).toStrictEqual([3250, 7250, 61_000]);
   });
 
   it('retries a connection error, and throws the last one', async () => {

@@ -51,9 +51,21 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(3, undefined, () => 0)).toBe(0);
   });
 
-  it("waits for the server's Retry-After instead when it gave one", () => {
+  it("waits at least the server's Retry-After, with the backoff's jitter on top", () => {
     expect(retryDelayMs(0, answer(503, { 'retry-after': '3' }), () => 0)).toBe(3000);
-    expect(retryDelayMs(4, answer(429, { 'retry-after': '0' }), () => 0.9)).toBe(0);
+    expect(retryDelayMs(0, answer(503, { 'retry-after': '3' }), () => 0.5)).toBe(3250);
+    expect(retryDelayMs(4, answer(429, { 'retry-after': '0' }), () => 0.5)).toBe(4000);
+  });
+
+  it('spreads clients shed together with the same Retry-After over the following backoff window', () => {
+    const shed = answer(503, { 'retry-after': '1' });
+    const delays = Array.from({ length: 1000 }, (_, client) => retryDelayMs(0, shed, () => client / 1000));
+    expect(Math.min(...delays)).toBe(1000);
+    expect(Math.max(...delays)).toBeGreaterThan(1490);
+    // No more than a tenth of them come back within any 50 ms.
+    const perSlot = new Map<number, number>();
+    for (const delay of delays) perSlot.set(Math.floor(delay / 50), (perSlot.get(Math.floor(delay / 50)) ?? 0) + 1);
+    expect(Math.max(...perSlot.values())).toBeLessThanOrEqual(100);
   });
 
   it('falls back to backoff when Retry-After is unreadable', () => {

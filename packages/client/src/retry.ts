@@ -29,12 +29,13 @@ export const retryAfterMs = (header: string | null, now = Date.now()): number | 
 };
 
 /**
- * The wait before retry number `retry` (0 for the first): the server's Retry-After when it gave one,
- * else exponential backoff with full jitter, so that many clients failing together do not come back
- * together.
+ * The wait before retry number `retry` (0 for the first): exponential backoff with full jitter, so
+ * that many clients failing together do not come back together. When the server gave a
+ * `Retry-After`, never less than that: the jitter is added on top of it, since clients shed
+ * together all get the same `Retry-After` and would otherwise return as one new surge.
  */
 export const retryDelayMs = (retry: number, answer: Answer | undefined, random = Math.random): number =>
-  retryAfterMs(answer?.headers.get('retry-after') ?? null) ??
+  (retryAfterMs(answer?.headers.get('retry-after') ?? null) ?? 0) +
   random() * Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** retry);
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */

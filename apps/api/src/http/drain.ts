@@ -27,12 +27,14 @@ export const drainConnections = (server: Server): ConnectionDrain => {
   let draining = false;
   let held: (() => void)[] | undefined;
   let lastConnectionAt = 0;
-  // Per connection, not per request: the latest response of each open connection, so that the
-  // requests in flight when the drain starts close their connection too.
-  const latest = new Map<Socket, ServerResponse>();
+  // The open connections, so that the requests in flight when the drain starts close their
+  // connection too. Not their latest responses: an idle keep-alive connection would keep its last
+  // request and response alive (6 KiB of heap each, measured), and each request would pay a write.
+  const open = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     lastConnectionAt = Date.now();
-    socket.once('close', () => latest.delete(socket));
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
   });
   const listeners = server.listeners('request') as Listener[];
   server.removeAllListeners('request');
@@ -41,7 +43,6 @@ export const drainConnections = (server: Server): ConnectionDrain => {
   };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (draining) res.setHeader('Connection', 'close');
-    else latest.set(req.socket, res);
     if (held) held.push(() => dispatch(req, res));
     else dispatch(req, res);
   });
@@ -49,8 +50,11 @@ export const drainConnections = (server: Server): ConnectionDrain => {
     start() {
       if (draining) return;
       draining = true;
-      for (const res of latest.values()) if (!res.headersSent) res.setHeader('Connection', 'close');
-      latest.clear();
+      for (const socket of open) {
+        // Node's response in progress on the connection, if any (what its clientError handling reads too).
+        const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+        if (res && !res.headersSent) res.setHeader('Connection', 'close');
+      }
     },
     get draining() {
       return draining;

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ShedReason } from '../http/admission.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
 
 export type PoolStats = { total: number; idle: number; waiting: number };
@@ -19,6 +20,8 @@ export type Metrics = {
   readonly expose: RequestHandler;
   /** The same store, with each operation timed and each failure counted. */
   instrumentStore(store: PlantStore): PlantStore;
+  /** Counts a request shed by admission control (answered 503 before the app saw it). */
+  countShed(reason: ShedReason): void;
 };
 
 /** Routes are labelled by their pattern, never the raw path, so that ids cannot explode the series. */
@@ -70,6 +73,14 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  const shed = new Counter({
+    name: 'plant_http_requests_shed_total',
+    help: 'Requests answered 503 by admission control before reaching the app, by the bound reached (in_flight, connections, event_loop_delay).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  // Every reason from the start, so that a rate over the series is defined before the first shed.
+  for (const reason of ['in_flight', 'connections', 'event_loop_delay'] as const) shed.inc({ reason }, 0);
   if (poolStats) {
     new Gauge({
       name: 'plant_store_pool_connections',
@@ -132,5 +143,7 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
     };
   };
 
-  return { registry, observeRequests, expose, instrumentStore };
+  const countShed = (reason: ShedReason) => shed.inc({ reason });
+
+  return { registry, observeRequests, expose, instrumentStore, countShed };
 };

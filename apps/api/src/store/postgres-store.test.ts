@@ -69,7 +69,10 @@ describeWithPostgres('PostgresPlantStore', () => {
     databases.push(created);
     return created;
   };
-  const openStore = async (url: string, options: { migrate?: boolean } = {}): Promise<PostgresPlantStore> => {
+  const openStore = async (
+    url: string,
+    options: { migrate?: boolean; poolSize?: number; maxPending?: number } = {},
+  ): Promise<PostgresPlantStore> => {
     const store = await PostgresPlantStore.open({ url, poolSize: 3, ...options });
     stores.push(store);
     return store;
@@ -265,5 +268,26 @@ describeWithPostgres('PostgresPlantStore', () => {
     }
     expect((await store.create({ id: 2n, name: 'Later' })).outcome).toBe('created');
     expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Before' });
+  });
+
+  it('refuses operations beyond maxPending at once, so the pool never queues more than that', async () => {
+    const { url } = await database();
+    const store = await openStore(url, { poolSize: 1, maxPending: 3 });
+    await store.create({ id: 1n, name: 'Before' });
+    // Another session holds the table: the store's one connection waits on it, the rest queue.
+    const admin = await connect(url);
+    await admin.query('BEGIN');
+    await admin.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+    const pending = [1n, 2n, 3n].map((id) => store.get(id));
+    const refused = await Promise.allSettled([store.get(4n), store.create({ id: 5n, name: 'Refused' })]);
+    for (const outcome of refused) {
+      expect(outcome.status).toBe('rejected');
+      expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+      expect((outcome as PromiseRejectedResult).reason.message).toMatch(/3 operations pending/);
+    }
+    expect(store.poolStats().waiting).toBeLessThanOrEqual(3);
+    await admin.query('COMMIT');
+    expect(await Promise.all(pending)).toStrictEqual([{ id: 1n, name: 'Before' }, undefined, undefined]);
+    expect(await store.get(5n)).toBeUndefined();
   });
 });

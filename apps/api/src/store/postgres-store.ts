@@ -26,6 +26,12 @@ export type PostgresStoreOptions = {
   migrate?: boolean;
   /** Told about failures nobody awaits, such as an idle connection dropped by the server. */
   onBackgroundError?: (error: Error) => void;
+  /**
+   * Operations (webhook ones included) pending at most; more fail at once with
+   * StoreUnavailableError. node-postgres queues queries without bound while every connection is
+   * busy; this bounds that queue even when clients that gave up leave their requests' work behind.
+   */
+  maxPending?: number;
 };
 
 export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000 } as const;
@@ -146,12 +152,14 @@ export class PostgresPlantStore implements PlantStore {
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Creates waiting for the next batch statement (see sql.createMany). */
   #batch: { plant: StoredPlant; settle: (row: CreatedRow | undefined, error?: unknown) => void }[] = [];
+  readonly #maxPending: number;
   #closed = false;
   #closing: Promise<void> | undefined;
   readonly webhooks: WebhookStore;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, maxPending: number) {
     this.#pool = pool;
+    this.#maxPending = maxPending;
     this.webhooks = new PostgresWebhookStore(pool, (operation) => this.#run(operation));
   }
 
@@ -185,7 +193,7 @@ export class PostgresPlantStore implements PlantStore {
         // Never reuse the migration session: its settings differ, and a lock must not outlive it.
         client.release(broken ?? true);
       }
-      return new PostgresPlantStore(pool);
+      return new PostgresPlantStore(pool, options.maxPending ?? Number.POSITIVE_INFINITY);
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
@@ -308,6 +316,13 @@ export class PostgresPlantStore implements PlantStore {
   /** Runs an operation unless closed, tracks it for close, and turns database outages into StoreUnavailableError. */
   #run<T>(operation: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreUnavailableError('The store is closed.'));
+    if (this.#inFlight.size >= this.#maxPending) {
+      return Promise.reject(
+        new StoreUnavailableError(
+          `The PostgreSQL store has ${this.#maxPending} operations pending, its limit; retry later.`,
+        ),
+      );
+    }
     const result = operation().catch((error: unknown) => {
       throw error instanceof StoreUnavailableError ? error : unavailable(error);
     });

@@ -135,6 +135,9 @@ export const attemptResult = (
   return { outcome: 'retry', retryInMs, ...withStatus, error };
 };
 
+/** Delivery attempts in flight at most, by default; each holds at most one store operation at a time. */
+export const DELIVERY_CONCURRENCY = 16;
+
 /**
  * Drains the outbox off the request path: claims due deliveries (leased, so replicas share the
  * work and a crashed one's deliveries come back), at most `concurrency` at a time, signs and POSTs
@@ -148,7 +151,7 @@ export const startWebhookDelivery = ({
   metrics,
   secrets = plainSecrets,
   pollIntervalMs = 1_000,
-  concurrency = 16,
+  concurrency = DELIVERY_CONCURRENCY,
   stopGraceMs = 5_000,
   yieldBelowIdleShare = 0.15,
   random = Math.random,

@@ -1,0 +1,220 @@
+import type { Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../app.ts';
+import { staticTokens } from '../auth/authenticator.ts';
+import { hashToken } from '../auth/token-hash.ts';
+import { createMetrics } from '../ops/metrics.ts';
+import type { PlantStore } from '../store/plant-store.ts';
+import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { httpRequest, postPlant } from '../testing/http-request.ts';
+import { makeDataDir } from '../testing/test-server.ts';
+import { type Admission, type AdmissionLimits, admitRequests } from './admission.ts';
+import { drainConnections } from './drain.ts';
+import { createHttpServer, SERVER_DEFAULTS } from './http-server.ts';
+
+const TOKEN = 'admission-test-token-0123456789abcdef';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The real SQLite store, whose creates wait at a gate until the test opens it for good. */
+const slowedStore = (store: SqlitePlantStore) => {
+  const waiting: (() => void)[] = [];
+  let opened = false;
+  const slowed: PlantStore = {
+    webhooks: store.webhooks,
+    create: async (plant) => {
+      if (!opened) await new Promise<void>((resolve) => waiting.push(resolve));
+      return store.create(plant);
+    },
+    get: (id) => store.get(id),
+    list: (options) => store.list(options),
+    delete: (id) => store.delete(id),
+    health: () => store.health(),
+    close: () => store.close(),
+  };
+  return {
+    slowed,
+    waiting,
+    open: () => {
+      opened = true;
+      for (const resume of waiting.splice(0)) resume();
+    },
+  };
+};
+
+/** The service's server, as service.ts composes it, with the given bounds. */
+const start = async (limits: Partial<AdmissionLimits>) => {
+  const store = await SqlitePlantStore.open(makeDataDir());
+  const gate = slowedStore(store);
+  const metrics = createMetrics({ processMetrics: false });
+  const lines: { msg: string; shed?: Record<string, number> }[] = [];
+  const logger = pino(
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    }),
+  );
+  const app = createApp({ store: gate.slowed, authenticate: staticTokens([hashToken(TOKEN)]), metrics, logger });
+  const server: Server = createHttpServer(app, SERVER_DEFAULTS);
+  const admission: Admission = admitRequests(server, {
+    maxInFlight: 1_000,
+    maxConnections: 1_000,
+    maxEventLoopDelayMs: 0,
+    ...limits,
+    logger,
+    onShed: metrics.countShed,
+  });
+  drainConnections(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(async () => {
+    admission.stop();
+    gate.open();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await store.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, port, store, gate, metrics, lines, admission };
+};
+
+const until = async (condition: () => boolean, timeoutMs = 5_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+const shedCount = async (metrics: ReturnType<typeof createMetrics>, reason: string): Promise<number> => {
+  const text = await metrics.registry.metrics();
+  const line = text.split('\n').find((row) => row.startsWith(`plant_http_requests_shed_total{reason="${reason}"}`));
+  return Number(line?.split(' ')[1]);
+};
+
+const expectShed = (answer: Awaited<ReturnType<typeof httpRequest>>, bound: RegExp) => {
+  expect(answer.status).toBe(503);
+  expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(answer.headers['retry-after']).toBe('1');
+  expect(answer.headers.connection).toBe('close');
+  expect(answer.json()).toStrictEqual({ error: 503, message: expect.stringMatching(bound) });
+};
+
+/** Opens a raw connection and resolves once the server accepted it. */
+const openSocket = (port: number): Promise<Socket> =>
+  new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket)).once('error', reject);
+    cleanups.push(() => void socket.destroy());
+  });
+
+describe('admission control', () => {
+  it('sheds requests past the in-flight bound with 503, Retry-After and Connection: close; none of them is stored', async () => {
+    const { url, store, gate, metrics, lines, admission } = await start({ maxInFlight: 2 });
+    const held = [1n, 2n].map((id) => postPlant(url, TOKEN, { id, name: 'Held' }, { agent: false }));
+    await until(() => gate.waiting.length === 2);
+
+    const refused = await Promise.all(
+      [3n, 4n, 5n].map((id) => postPlant(url, TOKEN, { id, name: 'Refused' }, { agent: false })),
+    );
+    for (const answer of refused) expectShed(answer, /PLANT_MAX_IN_FLIGHT/);
+    // Before authentication: a request without a token is shed too, not answered 401.
+    expectShed(await httpRequest(`${url}/plants/1`, { agent: false }), /PLANT_MAX_IN_FLIGHT/);
+    // The liveness probe is never shed.
+    const health = await httpRequest(`${url}/healthz`, { agent: false });
+    expect(health.status).toBe(200);
+    expect(health.json()).toStrictEqual({ status: 'ok' });
+    expect(gate.waiting.length).toBe(2);
+
+    gate.open();
+    for (const answer of await Promise.all(held)) expect(answer.status).toBe(200);
+    await until(() => admission.inFlight === 0);
+    expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Held' });
+    expect(await store.get(2n)).toStrictEqual({ id: 2n, name: 'Held' });
+    for (const id of [3n, 4n, 5n]) expect(await store.get(id)).toBeUndefined();
+
+    // Served again once under the bound, and the sheds are counted and logged (once a second at most).
+    expect((await postPlant(url, TOKEN, { id: 6n, name: 'Later' }, { agent: false })).status).toBe(200);
+    const exposed = await httpRequest(`${url}/metrics`, { agent: false });
+    expect(exposed.text).toContain('plant_http_requests_shed_total{reason="in_flight"} 4');
+    expect(await shedCount(metrics, 'connections')).toBe(0);
+    const logged = lines.filter((line) => line.msg === 'shedding requests: the service is overloaded');
+    expect(logged.length).toBeLessThan(4);
+    expect(logged[0]?.shed).toStrictEqual({ in_flight: 1, connections: 0, event_loop_delay: 0 });
+  });
+
+  it('answers before reading the body: a request whose body never comes is shed at once', async () => {
+    const { port, admission } = await start({ maxInFlight: 1 });
+    const body = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"id":`;
+    (await openSocket(port)).write(body);
+    await until(() => admission.inFlight === 1);
+    // The first request holds the only slot (its body never arrives); a second one is shed.
+    const second = await openSocket(port);
+    const received = new Promise<string>((resolve) => {
+      let text = '';
+      second.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+      });
+      second.once('close', () => resolve(text));
+    });
+    second.write(body);
+    const answer = await received;
+    expect(answer).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    expect(answer).toContain('Retry-After: 1\r\n');
+    expect(answer).toContain('Connection: close\r\n');
+    expect(answer).toContain('"error":503');
+  });
+
+  it('sheds the requests of connections past the connection bound and closes them, but answers /healthz', async () => {
+    const { url, port, metrics, admission } = await start({ maxConnections: 2 });
+    await openSocket(port);
+    await openSocket(port);
+    await until(() => admission.connections === 2);
+
+    expectShed(await postPlant(url, TOKEN, { id: 7n, name: 'Over' }, { agent: false }), /PLANT_MAX_CONNECTIONS/);
+    await until(() => admission.connections === 2);
+    const health = await httpRequest(`${url}/healthz`, { agent: false });
+    expect(health.status).toBe(200);
+    expect(health.headers.connection).toBe('close');
+    expect(await shedCount(metrics, 'connections')).toBe(1);
+  });
+
+  it('closes connections past a quarter more than the bound unanswered, and counts them', async () => {
+    const { url, port, metrics, admission } = await start({ maxConnections: 4 });
+    for (let index = 0; index < 5; index++) await openSocket(port);
+    await until(() => admission.connections === 5);
+    await expect(postPlant(url, TOKEN, { id: 10n, name: 'Dropped' }, { agent: false })).rejects.toMatchObject({
+      code: expect.stringMatching(/^(ECONNRESET|EPIPE|ERROR)$/),
+    });
+    expect(await shedCount(metrics, 'connections')).toBe(1);
+  });
+
+  it('sheds while the event loop is behind, and serves again once it caught up', async () => {
+    const { url, metrics, gate } = await start({ maxEventLoopDelayMs: 1 });
+    gate.open();
+    const read = () => httpRequest(`${url}/plants/1`, { headers: { authorization: `Bearer ${TOKEN}` }, agent: false });
+    // The monitor measures from its first tick on.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A second of synchronous work: the sample that covers it averages far above 1 ms. Samples are
+    // taken every half second, so the bound takes effect within one.
+    const blockedUntil = Date.now() + 1_000;
+    while (Date.now() < blockedUntil) {}
+    let answer = await read();
+    for (let tries = 0; answer.status !== 503 && tries < 40; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      answer = await read();
+    }
+    expectShed(answer, /PLANT_MAX_EVENT_LOOP_DELAY_MS/);
+    expect((await httpRequest(`${url}/healthz`, { agent: false })).status).toBe(200);
+    expect(await shedCount(metrics, 'event_loop_delay')).toBeGreaterThanOrEqual(1);
+    // The next sample finds the loop idle again.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await read()).status).toBe(404);
+  });
+});

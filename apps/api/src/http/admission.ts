@@ -1,0 +1,209 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+
+export type AdmissionLimits = {
+  /** Requests received and not yet answered, at most; more are shed. */
+  maxInFlight: number;
+  /**
+   * Open connections beyond which a new connection's requests are shed and the connection closed;
+   * a quarter more are accepted to be told so, and past that Node closes new ones unanswered.
+   */
+  maxConnections: number;
+  /** Mean event-loop delay (ms) over a sample beyond which requests are shed; 0 for no such bound. */
+  maxEventLoopDelayMs: number;
+};
+
+/** Derived from measured costs: see the README's Overload section. */
+export const ADMISSION_DEFAULTS: AdmissionLimits = {
+  maxInFlight: 1_024,
+  maxConnections: 10_000,
+  maxEventLoopDelayMs: 500,
+};
+
+export type ShedReason = 'in_flight' | 'connections' | 'event_loop_delay';
+
+export type AdmissionOptions = AdmissionLimits & {
+  logger: Logger;
+  /** Told about every shed request, e.g. to count it. */
+  onShed?: (reason: ShedReason) => void;
+};
+
+export type Admission = {
+  readonly inFlight: number;
+  readonly connections: number;
+  /** Stops watching the event loop. */
+  stop(): void;
+};
+
+/** Connections accepted past PLANT_MAX_CONNECTIONS to be answered 503, as a share of it. */
+const OVER_LIMIT_SHARE = 0.25;
+
+/** The most connections the server holds open: past this, Node closes new ones unanswered. */
+const hardConnectionLimit = (maxConnections: number): number =>
+  maxConnections + Math.ceil(maxConnections * OVER_LIMIT_SHARE);
+
+/** How often the event-loop delay is read, and over how long it is averaged. */
+const SAMPLE_MS = 500;
+/** The histogram's timer resolution; every sample includes it, so it is subtracted (as @fastify/under-pressure does). */
+const RESOLUTION_MS = 10;
+const LOG_EVERY_MS = 1_000;
+const RETRY_AFTER_SECONDS = '1';
+
+/**
+ * The liveness probe is never shed: killing a replica that sheds correctly would turn an overload
+ * into an outage. It answers a constant without touching the store, so it cannot add to the load.
+ */
+const EXEMPT = /^\/healthz\/?(?:\?|$)/i;
+
+const MESSAGES: Record<ShedReason, string> = {
+  in_flight:
+    'The service is at its limit of requests in flight (PLANT_MAX_IN_FLIGHT); retry after the Retry-After delay.',
+  connections:
+    'The service is at its limit of open connections (PLANT_MAX_CONNECTIONS); retry after the Retry-After delay.',
+  event_loop_delay:
+    'The service is overloaded: its event loop is behind (PLANT_MAX_EVENT_LOOP_DELAY_MS); retry after the Retry-After delay.',
+};
+
+/** The answer to a shed request, built once per reason. */
+const shedAnswer = (reason: ShedReason) => {
+  const body = JSON.stringify({ error: 503, message: MESSAGES[reason] });
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'Retry-After': RETRY_AFTER_SECONDS,
+    Connection: 'close',
+  };
+  return { headers, body };
+};
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Admission control for the API server: a request beyond a bound is answered at once with 503, the
+ * `Error` body, `Retry-After` and `Connection: close`, before the app sees it, so before
+ * authentication, before its body is read, and without reaching the store. Bounds: requests in
+ * flight, open connections, and event-loop delay. GET /healthz is never shed.
+ *
+ * Connections beyond the bound are accepted rather than destroyed (what `server.maxConnections`
+ * does): their client gets a 503 it can act on, and a liveness probe on a new connection is still
+ * answered. Each such connection closes after its first answer. Every open connection costs memory,
+ * so a quarter more than the bound are accepted that way; past that, `server.maxConnections` closes
+ * new connections unanswered (counted and logged as shed for `connections` too).
+ *
+ * Installed on the server, around whatever its request listener is, so that it holds for this
+ * server only: a listener of its own (metrics, probes) is outside every bound. Install it before
+ * `drainConnections`, so that the drain's `Connection: close` covers shed answers too.
+ */
+export const admitRequests = (
+  server: Server,
+  { maxInFlight, maxConnections, maxEventLoopDelayMs, logger, onShed }: AdmissionOptions,
+): Admission => {
+  let inFlight = 0;
+  let connections = 0;
+  let loopBehind = false;
+  let loopDelayMs = 0;
+  /** Connections accepted over the bound, until they close. */
+  const over = new Set<Socket>();
+
+  server.maxConnections = hardConnectionLimit(maxConnections);
+  server.on('connection', (socket: Socket) => {
+    connections += 1;
+    if (connections > maxConnections) over.add(socket);
+    socket.once('close', () => {
+      connections -= 1;
+      over.delete(socket);
+    });
+  });
+
+  let histogram: ReturnType<typeof monitorEventLoopDelay> | undefined;
+  let sampler: NodeJS.Timeout | undefined;
+  if (maxEventLoopDelayMs > 0) {
+    const watched = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+    watched.enable();
+    sampler = setInterval(() => {
+      loopDelayMs = Math.max(0, watched.mean / 1e6 - RESOLUTION_MS);
+      loopBehind = loopDelayMs > maxEventLoopDelayMs;
+      watched.reset();
+    }, SAMPLE_MS).unref();
+    histogram = watched;
+  }
+
+  const sinceLog: Record<ShedReason, number> = { in_flight: 0, connections: 0, event_loop_delay: 0 };
+  let loggedAt = 0;
+  const logShedding = () => {
+    const now = Date.now();
+    if (now - loggedAt < LOG_EVERY_MS) return;
+    logger.warn(
+      {
+        shed: { ...sinceLog },
+        inFlight,
+        connections,
+        eventLoopDelayMs: Math.round(loopDelayMs),
+        limits: { maxInFlight, maxConnections, maxEventLoopDelayMs },
+      },
+      'shedding requests: the service is overloaded',
+    );
+    loggedAt = now;
+    sinceLog.in_flight = sinceLog.connections = sinceLog.event_loop_delay = 0;
+  };
+
+  // Past the hard limit Node closes the connection itself; still counted and logged.
+  server.on('drop', () => {
+    sinceLog.connections += 1;
+    onShed?.('connections');
+    logShedding();
+  });
+
+  const answers = {
+    in_flight: shedAnswer('in_flight'),
+    connections: shedAnswer('connections'),
+    event_loop_delay: shedAnswer('event_loop_delay'),
+  };
+  const shed = (res: ServerResponse, reason: ShedReason) => {
+    const { headers, body } = answers[reason];
+    res.writeHead(503, headers);
+    // HEAD gets the headers a GET would, without the body.
+    res.end(res.req.method === 'HEAD' ? undefined : body);
+    sinceLog[reason] += 1;
+    onShed?.(reason);
+    logShedding();
+  };
+
+  const release = () => {
+    inFlight -= 1;
+  };
+
+  const listeners = server.listeners('request') as Listener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // The common case costs three comparisons; the reason and the exemption are worked out only
+    // when a bound is reached.
+    const overConnection = over.size > 0 && over.has(req.socket);
+    if (inFlight >= maxInFlight || loopBehind || overConnection) {
+      if (!EXEMPT.test(req.url ?? '')) {
+        return shed(res, overConnection ? 'connections' : inFlight >= maxInFlight ? 'in_flight' : 'event_loop_delay');
+      }
+      if (overConnection) res.setHeader('Connection', 'close');
+    }
+    inFlight += 1;
+    res.on('close', release);
+    for (const listener of listeners) listener.call(server, req, res);
+  });
+
+  return {
+    get inFlight() {
+      return inFlight;
+    },
+    get connections() {
+      return connections;
+    },
+    stop() {
+      clearInterval(sampler);
+      histogram?.disable();
+    },
+  };
+};
