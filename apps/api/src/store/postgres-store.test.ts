@@ -7,6 +7,9 @@ import { describePlantStore } from './plant-store-suite.ts';
 import { migrate, postgresMigrations } from './postgres-migrations.ts';
 import { describeDatabase, isTransientDatabaseError, PostgresPlantStore, SchemaTooNewError } from './postgres-store.ts';
 
+/** Every migration's version, in order. */
+const ALL_VERSIONS = postgresMigrations.map((_, index) => index + 1);
+
 describe('PostgreSQL error classification', () => {
   const databaseError = (code: string) => Object.assign(new pg.DatabaseError('failed', 0, 'error'), { code });
 
@@ -94,15 +97,15 @@ describeWithPostgres('PostgresPlantStore', () => {
     const { url } = await database();
     const sessions = await Promise.all(Array.from({ length: 8 }, () => connect(url)));
     const applied = await Promise.all(sessions.map((session) => migrate(session)));
-    expect(applied.filter((versions) => versions.length > 0)).toStrictEqual([[1, 2, 3]]);
+    expect(applied.filter((versions) => versions.length > 0)).toStrictEqual([ALL_VERSIONS]);
     expect(applied.filter((versions) => versions.length === 0)).toHaveLength(7);
-    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
+    expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
   });
 
   it('opens eight stores on a fresh database at once, all serving the same plants', async () => {
     const { url } = await database();
     const opened = await Promise.all(Array.from({ length: 8 }, () => openStore(url)));
-    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
+    expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
     await opened[0]?.create({ id: 1n, name: 'Monstera' });
     for (const store of opened) expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
   });
@@ -114,7 +117,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     await first.close();
     const second = await openStore(url);
     expect(await second.get(-(2n ** 63n))).toStrictEqual({ id: -(2n ** 63n), name: 'Smallest', tag: 'edge' });
-    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
+    expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
   });
 
   it('upgrades a version 1 database in place, keeping its plants', async () => {
@@ -127,26 +130,26 @@ describeWithPostgres('PostgresPlantStore', () => {
     );
     const store = await openStore(url);
     expect(await store.list({ limit: 10, tag: 'a' })).toStrictEqual([{ id: 9007199254740993n, name: 'Old', tag: 'a' }]);
-    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
+    expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
   });
 
   it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {
     const { url } = await database();
     await openStore(url);
     const client = await connect(url);
-    await client.query('INSERT INTO plant_schema_migrations (version) VALUES (7)');
+    await client.query('INSERT INTO plant_schema_migrations (version) VALUES (99)');
     const opening = PostgresPlantStore.open({ url });
     await expect(opening).rejects.toBeInstanceOf(SchemaTooNewError);
     await expect(opening).rejects.toThrow(
-      'The database schema is at version 7, newer than this build knows (3); run a newer release.',
+      `The database schema is at version 99, newer than this build knows (${postgresMigrations.length}); run a newer release.`,
     );
-    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3, 7]);
+    expect(await appliedVersions(url)).toStrictEqual([...ALL_VERSIONS, 99]);
   });
 
   it('without migrating at open, refuses an unmigrated database and names the migrate command', async () => {
     const { url } = await database();
     await expect(PostgresPlantStore.open({ url, migrate: false })).rejects.toThrow(
-      'The database schema is at version 0, older than this build needs (3); run the migrations (pnpm --filter @org/plant-api migrate).',
+      `The database schema is at version 0, older than this build needs (${postgresMigrations.length}); run the migrations (pnpm --filter @org/plant-api migrate).`,
     );
     await openStore(url);
     const store = await openStore(url, { migrate: false });

@@ -9,7 +9,6 @@ import {
 } from './plant-store.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './postgres-migrations.ts';
 import { PostgresWebhookStore } from './postgres-webhook-store.ts';
-import type { WebhookStore } from './webhook-store.ts';
 
 export { SchemaTooNewError };
 
@@ -148,7 +147,7 @@ export class PostgresPlantStore implements PlantStore {
   #batch: { plant: StoredPlant; settle: (row: CreatedRow | undefined, error?: unknown) => void }[] = [];
   #closed = false;
   #closing: Promise<void> | undefined;
-  readonly webhooks: WebhookStore;
+  readonly webhooks: PostgresWebhookStore;
 
   private constructor(pool: pg.Pool) {
     this.#pool = pool;
@@ -266,6 +265,7 @@ export class PostgresPlantStore implements PlantStore {
       });
       const byId = new Map(rows.map((row) => [row.id, row]));
       for (const { plant, settle } of batch) settle(byId.get(plant.id));
+      if (rows.some((row) => row.created)) this.webhooks.announced();
     } catch (error) {
       // An outage fails the whole batch at once; anything else may be one plant's fault, so each
       // goes on alone (the next attempt) and only that one fails.

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type {
-  AttemptResult,
-  ClaimedDelivery,
-  ClaimOptions,
-  DeliveryStatus,
-  NewStoredEndpoint,
-  StoredDelivery,
-  StoredEndpoint,
-  WebhookBacklog,
-  WebhookStore,
+import {
+  AnnounceListeners,
+  type AttemptResult,
+  type ClaimedDelivery,
+  type ClaimOptions,
+  type DeliveryStatus,
+  type NewStoredEndpoint,
+  type StoredDelivery,
+  type StoredEndpoint,
+  type WebhookBacklog,
+  type WebhookStore,
 } from './webhook-store.ts';
 
 type EndpointRow = { id: string; url: string; description: string | null; enabled: boolean; created_at: Date };
@@ -74,20 +75,34 @@ const sql = {
                           d.last_status, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
                    FROM webhook_deliveries d CROSS JOIN webhook_settings s
                    WHERE d.endpoint_id = $1 ORDER BY d.seq DESC LIMIT $2`,
-  // SKIP LOCKED: replicas claiming at once each take different rows instead of queueing behind one
-  // another. A row another replica claimed and committed is no longer due (its lease runs), and
-  // READ COMMITTED re-checks that condition on the newest version of a row it locks. A replica that
-  // dies holding a lease holds nothing once lease_until passes: its peers take the delivery over.
-  claimDue: `WITH due AS (
-               SELECT seq FROM webhook_deliveries
-               WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())
-               ORDER BY next_attempt_at
-               LIMIT $1
-               FOR UPDATE SKIP LOCKED
+  // Takes turns across endpoints: each enabled endpoint's due deliveries in order, up to its room
+  // ($4 less what the claiming worker has in flight there), ranked so that every endpoint's first
+  // comes before any endpoint's second. SKIP LOCKED: replicas claiming at once each take different
+  // rows instead of queueing behind one another. A row another replica claimed and committed is no
+  // longer due (the lease moved next_attempt_at to its end), and READ COMMITTED re-checks that
+  // condition on the newest version of a row it locks. A replica that dies holding a lease holds
+  // nothing once the lease ends: the delivery is due again and its peers take it over.
+  claimDue: `WITH room AS (
+               SELECT e.id, $4::int - coalesce(b.n, 0) AS room
+               FROM webhook_endpoints e LEFT JOIN unnest($5::text[], $6::int[]) AS b (id, n) ON b.id = e.id
+               WHERE e.enabled
+             ), due AS (
+               SELECT d.seq, d.next_attempt_at,
+                      row_number() OVER (PARTITION BY r.id ORDER BY d.next_attempt_at) AS turn
+               FROM room r CROSS JOIN LATERAL (
+                 SELECT seq, next_attempt_at FROM webhook_deliveries
+                 WHERE endpoint_id = r.id AND status = 'pending' AND next_attempt_at <= now()
+                 ORDER BY next_attempt_at
+                 LIMIT greatest(least(r.room, $1), 0)
+                 FOR UPDATE SKIP LOCKED
+               ) d
+             ), chosen AS (
+               SELECT seq FROM due ORDER BY turn, next_attempt_at LIMIT $1
              ), claimed AS (
                UPDATE webhook_deliveries d
-               SET lease_until = now() + $2::float8 * interval '1 millisecond', lease_token = $3
-               FROM due WHERE d.seq = due.seq
+               SET lease_until = now() + $2::float8 * interval '1 millisecond',
+                   next_attempt_at = now() + $2::float8 * interval '1 millisecond', lease_token = $3
+               FROM chosen WHERE d.seq = chosen.seq
                RETURNING d.seq, d.endpoint_id, d.plant_id, d.name, d.tag, d.attempts, d.created_at
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret, c.plant_id, c.name,
@@ -123,6 +138,7 @@ type Run = <T>(operation: () => Promise<T>) => Promise<T>;
 export class PostgresWebhookStore implements WebhookStore {
   readonly #pool: pg.Pool;
   readonly #run: Run;
+  readonly #announced = new AnnounceListeners();
 
   constructor(pool: pg.Pool, run: Run) {
     this.#pool = pool;
@@ -164,10 +180,17 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  claimDue({ limit, leaseMs }: ClaimOptions): Promise<ClaimedDelivery[]> {
+  claimDue({ limit, leaseMs, perEndpoint, inFlight }: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.#run(async () => {
       const token = randomUUID();
-      const { rows } = await this.#pool.query<ClaimedRow>(sql.claimDue, [limit, leaseMs, token]);
+      const { rows } = await this.#pool.query<ClaimedRow>(sql.claimDue, [
+        limit,
+        leaseMs,
+        token,
+        perEndpoint,
+        [...inFlight.keys()],
+        [...inFlight.values()],
+      ]);
       return rows.map((row) => ({
         id: row.id,
         seq: row.seq,
@@ -195,6 +218,15 @@ export class PostgresWebhookStore implements WebhookStore {
       ]);
       return Number(rows[0]?.held ?? 0) === 1;
     });
+  }
+
+  onAnnounce(listener: () => void): () => void {
+    return this.#announced.add(listener);
+  }
+
+  /** Tells this process's delivery worker that plants were announced (PostgresPlantStore calls it after creates). */
+  announced(): void {
+    this.#announced.notify();
   }
 
   backlog(): Promise<WebhookBacklog> {

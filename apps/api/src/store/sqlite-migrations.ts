@@ -51,4 +51,9 @@ export const sqliteMigrations: readonly string[] = [
    ) STRICT;
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
    CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq)`,
+  // Claims take turns across endpoints: each endpoint's due deliveries in order, from its own
+  // range of the index. A lease moves next_attempt_at to the lease's end, so leased deliveries are
+  // not due and no claim walks past them.
+  `DROP INDEX webhook_deliveries_due;
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending'`,
 ];

@@ -26,7 +26,7 @@ export const Op = {
   deleteEndpoint: 9,
   /** endpoint id, limit → delivery rows newest first, or null when there is no such endpoint. */
   listDeliveries: 10,
-  /** now (ms), limit, lease until (ms), lease token → claimed delivery rows. */
+  /** now (ms), limit, lease until (ms), lease token, per endpoint, [endpoint id, in flight, …] → claimed delivery rows. */
   claimDue: 11,
   /** seq, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms), endpoint id → whether the lease held. */
   recordAttempt: 12,
@@ -37,7 +37,7 @@ export const Op = {
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 6, 8, 0];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is

@@ -19,13 +19,14 @@ import {
   type StartupMessage,
   type WorkerData,
 } from './sqlite-protocol.ts';
-import type {
-  ClaimedDelivery,
-  DeliveryStatus,
-  StoredDelivery,
-  StoredEndpoint,
-  WebhookBacklog,
-  WebhookStore,
+import {
+  AnnounceListeners,
+  type ClaimedDelivery,
+  type DeliveryStatus,
+  type StoredDelivery,
+  type StoredEndpoint,
+  type WebhookBacklog,
+  type WebhookStore,
 } from './webhook-store.ts';
 
 export const SQLITE_FILE_NAME = 'plants.sqlite';
@@ -175,7 +176,7 @@ export class SqlitePlantStore implements PlantStore {
         endpointId,
         limit,
       ),
-    claimDue: ({ limit, leaseMs }) => {
+    claimDue: ({ limit, leaseMs, perEndpoint, inFlight }) => {
       const token = randomUUID();
       const now = Date.now();
       return this.#submit(
@@ -186,6 +187,8 @@ export class SqlitePlantStore implements PlantStore {
         limit,
         now + leaseMs,
         token,
+        perEndpoint,
+        [...inFlight].flat(),
       );
     },
     recordAttempt: (claim, result) => {
@@ -213,7 +216,10 @@ export class SqlitePlantStore implements PlantStore {
         undefined,
         Op.backlog,
       ),
+    onAnnounce: (listener) => this.#announced.add(listener),
   };
+
+  readonly #announced = new AnnounceListeners();
 
   private constructor(worker: Worker) {
     this.#worker = worker;
@@ -339,11 +345,16 @@ export class SqlitePlantStore implements PlantStore {
         : new StoreUnavailableError('The embedded database could not commit the write.', {
             cause: reviveError(reply[0]),
           });
+    let created = false;
     for (const [index, pending] of batch.entries()) {
       const result = reply[index + 1];
       if (result === undefined) pending.reject(failure);
-      else pending.resolve(pending.decode(pending.input as never, result));
+      else {
+        if (result === true && pending.decode === decodeCreate) created = true;
+        pending.resolve(pending.decode(pending.input as never, result));
+      }
     }
+    if (created) this.#announced.notify();
     if (this.#queued.length > 0) this.#schedule();
     else this.#worker.unref();
   }

@@ -64,9 +64,10 @@ const openDatabase = (path: string): DatabaseSync => {
     migrate(db);
     // The exclusive lock makes this the only process on the file: a lease left by a process that
     // died is nobody's, and its deliveries are due again at once.
-    db.exec(
-      "UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL WHERE status = 'pending' AND lease_token IS NOT NULL",
-    );
+    db.prepare(
+      `UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL, next_attempt_at = ?
+       WHERE status = 'pending' AND lease_token IS NOT NULL`,
+    ).run(Date.now());
     return db;
   } catch (error) {
     db.close();
@@ -128,15 +129,15 @@ const webhookStatements = (db: DatabaseSync) => {
        FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`,
       true,
     ),
-    claim: prepare(
-      `UPDATE webhook_deliveries SET lease_until = :until, lease_token = :token
-       WHERE seq IN (
-         SELECT seq FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= :now AND (lease_until IS NULL OR lease_until <= :now)
-         ORDER BY next_attempt_at LIMIT :limit
-       )
-       RETURNING seq`,
+    claimEndpoints: prepare('SELECT id FROM webhook_endpoints WHERE enabled = 1'),
+    dueOf: prepare(
+      `SELECT seq, next_attempt_at AS due FROM webhook_deliveries
+       WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at LIMIT ?`,
       true,
+    ),
+    lease: prepare(
+      'UPDATE webhook_deliveries SET lease_until = :until, next_attempt_at = :until, lease_token = :token WHERE seq = :seq',
     ),
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret, d.plant_id, d.name, d.tag, d.attempts, d.created_at
@@ -260,12 +261,14 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
         // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
         // while the worker steps back for requests.
         fanOut(FAN_OUT_PER_CLAIMED * (ops[at + 2] as number));
-        const claimed = webhooks.claim.all({
-          now: ops[at + 1] as number,
-          limit: ops[at + 2] as number,
-          until: ops[at + 3] as number,
-          token: ops[at + 4] as string,
-        }) as { seq: bigint }[];
+        const claimed = claimFairly(
+          ops[at + 1] as number,
+          ops[at + 2] as number,
+          ops[at + 3] as number,
+          ops[at + 4] as string,
+          ops[at + 5] as number,
+          ops[at + 6] as (string | number)[],
+        );
         const rows = claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
         return webhooks.withIds(rows as { seq: bigint }[]);
       }
@@ -302,6 +305,34 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       default:
         throw new Error(`Unknown op ${String(ops[at])}.`);
     }
+  };
+
+  /**
+   * Leases up to `limit` due deliveries, taking turns across the enabled endpoints: every
+   * endpoint's oldest due delivery before any endpoint's second, each within its room.
+   */
+  const claimFairly = (
+    now: number,
+    limit: number,
+    until: number,
+    token: string,
+    perEndpoint: number,
+    inFlight: (string | number)[],
+  ): { seq: bigint }[] => {
+    const busy = new Map<string, number>();
+    for (let index = 0; index < inFlight.length; index += 2)
+      busy.set(inFlight[index] as string, inFlight[index + 1] as number);
+    const candidates: { seq: bigint; due: bigint; turn: number }[] = [];
+    for (const { id } of webhooks.claimEndpoints.all() as { id: string }[]) {
+      const room = perEndpoint - (busy.get(id) ?? 0);
+      if (room <= 0) continue;
+      const due = webhooks.dueOf.all(id, now, Math.min(room, limit)) as { seq: bigint; due: bigint }[];
+      for (const [turn, row] of due.entries()) candidates.push({ ...row, turn });
+    }
+    candidates.sort((a, b) => a.turn - b.turn || (a.due < b.due ? -1 : a.due > b.due ? 1 : 0));
+    const chosen = candidates.slice(0, limit);
+    for (const { seq } of chosen) webhooks.lease.run({ seq, until, token });
+    return chosen;
   };
 
   /** Turns up to `limit` events into deliveries, oldest first. */

@@ -19,6 +19,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The webhook behaviour every backend must show; part of describePlantStore. */
 export const describeWebhookStore = (store: () => PlantStore): void => {
+  const claim = (limit: number, leaseMs: number, perEndpoint = limit, inFlight = new Map<string, number>()) =>
+    store().webhooks.claimDue({ limit, leaseMs, perEndpoint, inFlight });
+
   const register = async (endpoint = newEndpoint()): Promise<StoredEndpoint> => {
     const created = await store().webhooks.createEndpoint(endpoint, 100);
     if (created === undefined) throw new Error('The endpoint was not registered.');
@@ -65,7 +68,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('announces nothing while no endpoint is registered', async () => {
       await store().create({ id: 1n, name: 'Unheard' });
       expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+      expect(await claim(10, 60_000)).toStrictEqual([]);
     });
 
     it('announces each created plant to each enabled endpoint once, exactly; replays and conflicts announce nothing', async () => {
@@ -88,7 +91,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       }
       expect((await store().webhooks.backlog()).pending).toBe(4);
 
-      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const claimed = await claim(10, 60_000);
       expect(claimed).toHaveLength(4);
       const forA = claimed.filter((delivery) => delivery.endpointId === a.id);
       expect(forA.map((delivery) => delivery.plant).sort((x, y) => (x.id < y.id ? -1 : 1))).toStrictEqual([
@@ -124,11 +127,11 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('leases what it claims: nobody else gets it until the lease runs out, and a lost lease cannot record', async () => {
       const endpoint = await register();
       await store().create({ id: 3n, name: 'Aloe' });
-      const [first] = await store().webhooks.claimDue({ limit: 10, leaseMs: 200 });
+      const [first] = await claim(10, 200);
       expect(first?.plant).toStrictEqual({ id: 3n, name: 'Aloe' });
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 200 })).toStrictEqual([]);
+      expect(await claim(10, 200)).toStrictEqual([]);
       await sleep(400);
-      const [again] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const [again] = await claim(10, 60_000);
       expect(again?.id).toBe(first?.id);
       expect(
         await store().webhooks.recordAttempt(first as ClaimedDelivery, { outcome: 'delivered', status: 200 }),
@@ -146,10 +149,10 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('schedules a retry, which is claimable once due, and fails for good when told', async () => {
       const endpoint = await register();
       await store().create({ id: 4n, name: 'Ivy' });
-      const [claim] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const [claimed] = await claim(10, 60_000);
       const before = Date.now();
       expect(
-        await store().webhooks.recordAttempt(claim as ClaimedDelivery, {
+        await store().webhooks.recordAttempt(claimed as ClaimedDelivery, {
           outcome: 'retry',
           retryInMs: 300,
           status: 503,
@@ -167,10 +170,10 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const backlog = await store().webhooks.backlog();
       expect(backlog.pending).toBe(1);
       expect(backlog.oldestPendingAt).toBeInstanceOf(Date);
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+      expect(await claim(10, 60_000)).toStrictEqual([]);
       await sleep(450);
-      const [retry] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
-      expect(retry).toMatchObject({ id: claim?.id, attempts: 1 });
+      const [retry] = await claim(10, 60_000);
+      expect(retry).toMatchObject({ id: claimed?.id, attempts: 1 });
       await store().webhooks.recordAttempt(retry as ClaimedDelivery, {
         outcome: 'failed',
         error: 'Connection refused.',
@@ -186,7 +189,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const other = await register();
       await store().create({ id: 5n, name: 'One' });
       await store().create({ id: 6n, name: 'Two' });
-      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const claimed = await claim(10, 60_000);
       const goneClaim = claimed.find((delivery) => delivery.endpointId === gone.id);
       expect(
         await store().webhooks.recordAttempt(goneClaim as ClaimedDelivery, {
@@ -215,7 +218,33 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       ).toStrictEqual([12n, 11n]);
       expect(await store().webhooks.deleteEndpoint(endpoint.id)).toBe(true);
       expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+      expect(await claim(10, 60_000)).toStrictEqual([]);
+    });
+
+    it('takes turns across endpoints, each within its room under the per-endpoint limit', async () => {
+      const a = await register();
+      const b = await register();
+      for (let id = 30n; id < 36n; id++) await store().create({ id, name: `Plant ${id}` });
+      const endpointsOf = (claimed: ClaimedDelivery[]) => claimed.map((delivery) => delivery.endpointId).sort();
+
+      // Every endpoint's first before any endpoint's second.
+      const first = await claim(4, 60_000, 10);
+      expect(endpointsOf(first)).toStrictEqual([a.id, a.id, b.id, b.id].sort());
+      // a has 3 in flight of at most 3: only b's remain to claim, at most 3 less its 1 in flight.
+      const second = await claim(
+        10,
+        60_000,
+        3,
+        new Map([
+          [a.id, 3],
+          [b.id, 1],
+        ]),
+      );
+      expect(endpointsOf(second)).toStrictEqual([b.id, b.id]);
+      for (const delivery of second) expect(first.map((claimed) => claimed.id)).not.toContain(delivery.id);
+      const third = await claim(10, 60_000, 10);
+      expect(endpointsOf(third)).toStrictEqual([a.id, a.id, a.id, a.id, b.id, b.id].sort());
+      expect(await claim(10, 60_000, 10)).toStrictEqual([]);
     });
 
     it('announces every one of many plants created at once', async () => {

@@ -66,6 +66,10 @@ export type ClaimOptions = {
   limit: number;
   /** How long the claim holds; past it, another worker (of any process) may take the delivery over. */
   leaseMs: number;
+  /** At most this many attempts in flight per endpoint, counting `inFlight`. */
+  perEndpoint: number;
+  /** Attempts the claiming worker has in flight, by endpoint id: their endpoints get that much less. */
+  inFlight: ReadonlyMap<string, number>;
 };
 
 export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
@@ -80,10 +84,34 @@ export interface WebhookStore {
   deleteEndpoint(id: string): Promise<boolean>;
   /** The endpoint's deliveries, newest first; undefined when the endpoint does not exist. */
   listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined>;
-  /** Leases pending deliveries that are due and not leased (or whose lease ran out), oldest due first. */
+  /**
+   * Leases pending deliveries of enabled endpoints that are due and not leased (or whose lease ran
+   * out), taking turns across endpoints: each endpoint's oldest due first, then each one's second,
+   * and so on, never more than its room under `perEndpoint`. A lease moves the delivery's next
+   * attempt to the lease's end, so leased deliveries cost later claims nothing.
+   */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /** Records an attempt; resolves false when the lease was lost (another worker took the delivery over). */
   recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean>;
   /** Pending deliveries, and when the oldest of them was announced: for metrics. */
   backlog(): Promise<WebhookBacklog>;
+  /**
+   * Calls `listener` after plants created through this store were announced, so that a delivery
+   * worker of this process starts at once instead of at its next poll; returns the unsubscribe.
+   */
+  onAnnounce(listener: () => void): () => void;
+}
+
+/** The listeners of `WebhookStore.onAnnounce`, for the stores to share. */
+export class AnnounceListeners {
+  readonly #listeners = new Set<() => void>();
+
+  add(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  notify(): void {
+    for (const listener of this.#listeners) listener();
+  }
 }

@@ -11,6 +11,7 @@ const noWebhooks: WebhookStore = {
   claimDue: async () => [],
   recordAttempt: async () => false,
   backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
+  onAnnounce: () => () => {},
 };
 
 /** A store that holds nothing and accepts every create; override what a test needs. */

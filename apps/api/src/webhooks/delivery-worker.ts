@@ -20,6 +20,11 @@ export type WebhookDeliveryOptions = {
   /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
   concurrency?: number;
   /**
+   * Attempts in flight at most per endpoint (1 while the machine is saturated): an endpoint that
+   * hangs holds this many slots, the others share the rest. Default 4.
+   */
+  perEndpoint?: number;
+  /**
    * Requests come first when the machine's cores are idle less than this share of the time (0 to
    * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the worker then keeps at most
    * SATURATED_CONCURRENCY attempts in flight, claims at most once per SATURATED_PAUSE_MS, and
@@ -46,6 +51,8 @@ const SATURATED_PAUSE_MS = 20;
  * that other processes keep busy.
  */
 const SATURATED_CONCURRENCY = 2;
+/** While the machine is saturated: attempts in flight per endpoint, so that one that hangs holds half. */
+const SATURATED_PER_ENDPOINT = 1;
 /** The window over which idle CPU time is measured. */
 const UTILIZATION_WINDOW_MS = 250;
 
@@ -129,9 +136,10 @@ export const attemptResult = (
 
 /**
  * Drains the outbox off the request path: claims due deliveries (leased, so replicas share the
- * work and a crashed one's deliveries come back), at most `concurrency` at a time, signs and POSTs
- * each, and records the outcome. Memory is bounded by `concurrency`; a slow receiver holds one slot
- * for at most the timeout, and creates never wait for any of this.
+ * work and a crashed one's deliveries come back), at most `concurrency` at a time and `perEndpoint`
+ * per endpoint, taking turns across endpoints, signs and POSTs each, and records the outcome.
+ * Memory is bounded by `concurrency`; a receiver that hangs holds its `perEndpoint` slots for at
+ * most the timeout while the others keep the rest, and creates never wait for any of this.
  */
 export const startWebhookDelivery = ({
   store,
@@ -140,6 +148,7 @@ export const startWebhookDelivery = ({
   metrics,
   pollIntervalMs = 1_000,
   concurrency = 16,
+  perEndpoint = 4,
   stopGraceMs = 5_000,
   yieldBelowIdleShare = 0.15,
   random = Math.random,
@@ -149,11 +158,17 @@ export const startWebhookDelivery = ({
   const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
   const inFlight = new Set<Promise<void>>();
+  /** Attempts in flight by endpoint id, told to each claim so that it gives busy endpoints less. */
+  const byEndpoint = new Map<string, number>();
   const isSaturated = saturation(yieldBelowIdleShare);
   let stopping = false;
-  /** Ends the current pause early: on stop, and (unless saturated) when an attempt frees its slot. */
+  /**
+   * Ends the current pause early: on stop; and unless saturated, when an attempt frees its slot or
+   * this process announced plants.
+   */
   let wake: (() => void) | undefined;
   let slotFreed: (() => void) | undefined;
+  const stopListening = store.webhooks.onAnnounce(() => slotFreed?.());
 
   const pause = (ms: number, { onFreedSlot }: { onFreedSlot: boolean }) =>
     new Promise<void>((resolve) => {
@@ -216,7 +231,12 @@ export const startWebhookDelivery = ({
       }
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await store.webhooks.claimDue({ limit: room, leaseMs });
+        claimed = await store.webhooks.claimDue({
+          limit: room,
+          leaseMs,
+          perEndpoint: saturated ? SATURATED_PER_ENDPOINT : perEndpoint,
+          inFlight: byEndpoint,
+        });
       } catch (error) {
         if (stopping) break;
         log.warn({ err: error }, 'could not claim webhook deliveries; trying again shortly');
@@ -224,12 +244,17 @@ export const startWebhookDelivery = ({
         continue;
       }
       for (const delivery of claimed) {
+        const { endpointId } = delivery;
         const running = attempt(delivery).catch((error: unknown) => {
           log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly');
         });
         inFlight.add(running);
+        byEndpoint.set(endpointId, (byEndpoint.get(endpointId) ?? 0) + 1);
         void running.finally(() => {
           inFlight.delete(running);
+          const left = (byEndpoint.get(endpointId) ?? 1) - 1;
+          if (left === 0) byEndpoint.delete(endpointId);
+          else byEndpoint.set(endpointId, left);
           // A freed slot may take the next due delivery at once.
           slotFreed?.();
         });
@@ -237,7 +262,8 @@ export const startWebhookDelivery = ({
       if (stopping) break;
       // Requests come first: while they saturate the loop, claim once per pause.
       if (saturated) await pause(SATURATED_PAUSE_MS, { onFreedSlot: false });
-      // A full claim suggests more are due; otherwise wait, unless an attempt finishes first.
+      // A full claim suggests more are due; otherwise wait, unless an attempt finishes or plants are
+      // announced first.
       else if (claimed.length < room) await pause(pollIntervalMs, { onFreedSlot: true });
     }
   };
@@ -247,6 +273,7 @@ export const startWebhookDelivery = ({
   return {
     async stop() {
       stopping = true;
+      stopListening();
       wake?.();
       // Attempts in flight may finish and be recorded before the store closes; a slow receiver is
       // cut off after the grace, its attempt recorded as failed and retried later.
