@@ -23,6 +23,7 @@ describe('loadConfig', () => {
         timeoutMs: 15_000,
         retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
         allowPrivate: false,
+        retentionMs: 2_592_000_000,
       },
     });
   });
@@ -33,8 +34,9 @@ describe('loadConfig', () => {
         PLANT_WEBHOOK_TIMEOUT_MS: '2500',
         PLANT_WEBHOOK_RETRY_DELAYS_MS: '100, 200,0',
         PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
+        PLANT_WEBHOOK_RETENTION_MS: '604800000',
       }).webhooks,
-    ).toStrictEqual({ timeoutMs: 2_500, retryDelaysMs: [100, 200, 0], allowPrivate: true });
+    ).toStrictEqual({ timeoutMs: 2_500, retryDelaysMs: [100, 200, 0], allowPrivate: true, retentionMs: 604_800_000 });
   });
 
   it('selects PostgreSQL with DATABASE_URL, with pool and timeout defaults, and reads the server timeouts', () => {
@@ -178,6 +180,10 @@ describe('loadConfig', () => {
     [{ PLANT_DB_MIGRATE: 'no' }, 'Invalid configuration: PLANT_DB_MIGRATE must be true or false.'],
     [{ PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: 'x' }, /^Invalid configuration: PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS /],
     [{ PLANT_WEBHOOK_TIMEOUT_MS: '0' }, /^Invalid configuration: PLANT_WEBHOOK_TIMEOUT_MS must be a whole number/],
+    [
+      { PLANT_WEBHOOK_RETENTION_MS: '30d' },
+      'Invalid configuration: PLANT_WEBHOOK_RETENTION_MS must be a whole number of milliseconds from 1 to 315360000000 (3650 days).',
+    ],
     [
       { PLANT_WEBHOOK_RETRY_DELAYS_MS: '5000,5m' },
       /^Invalid configuration: PLANT_WEBHOOK_RETRY_DELAYS_MS must be a comma-separated list of 1 to 20 whole numbers/,

@@ -37,11 +37,30 @@ const wholeNumber = (fallback: number, min: number, max: number, unit = '') => {
 const milliseconds = (fallback: number, min = 1, max = 3_600_000) =>
   wholeNumber(fallback, min, max, ' of milliseconds');
 
-/** Webhook delivery defaults: the attempt timeout, and the delays before each retry (then `failed`). */
+const DAY_MS = 86_400_000;
+
+/**
+ * Webhook delivery defaults: the attempt timeout, the delays before each retry (then `failed`), and
+ * how long finished deliveries are kept.
+ */
 export const WEBHOOK_DEFAULTS = {
   timeoutMs: 15_000,
   retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+  retentionMs: 30 * DAY_MS,
 } as const;
+
+/** A duration of days or more in milliseconds, up to `maxDays`. */
+const longMilliseconds = (fallback: number, maxDays: number) => {
+  const message = `must be a whole number of milliseconds from 1 to ${maxDays * DAY_MS} (${maxDays} days)`;
+  return optional(
+    z
+      .string()
+      .regex(/^\d{1,13}$/, message)
+      .transform(Number)
+      .refine((value) => value >= 1 && value <= maxDays * DAY_MS, message)
+      .default(String(fallback)),
+  );
+};
 
 const MAX_RETRY_DELAY_MS = 7 * 24 * 3_600_000;
 const MAX_RETRIES = 20;
@@ -139,6 +158,7 @@ const Env = z.object({
       .default(WEBHOOK_DEFAULTS.retryDelaysMs.join(',')),
   ),
   PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag('false'),
+  PLANT_WEBHOOK_RETENTION_MS: longMilliseconds(WEBHOOK_DEFAULTS.retentionMs, 3650),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -174,6 +194,8 @@ export type WebhookConfig = {
   retryDelaysMs: number[];
   /** Whether receivers may be on private, loopback… addresses and plain http (tests, in-cluster receivers). */
   allowPrivate: boolean;
+  /** Deliveries finished (delivered or failed) longer ago than this are deleted. Default 30 days. */
+  retentionMs?: number;
 };
 
 export type DatabaseConfig = {
@@ -236,6 +258,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       timeoutMs: vars.PLANT_WEBHOOK_TIMEOUT_MS,
       retryDelaysMs: vars.PLANT_WEBHOOK_RETRY_DELAYS_MS,
       allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE === 'true',
+      retentionMs: vars.PLANT_WEBHOOK_RETENTION_MS,
     },
   };
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {

@@ -50,8 +50,13 @@ export const postgresMigrations: readonly string[] = [
   // Claims take turns across endpoints: each endpoint's due deliveries in order, from its own
   // range of the index. A lease moves next_attempt_at to the lease's end, so leased deliveries are
   // not due and no claim walks past them.
+  // finished_at: when a delivery was delivered or failed, for retention; the deliveries finished
+  // before this column existed count as finished when delivered, or (failed) when created.
   `DROP INDEX webhook_deliveries_due;
-   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending'`,
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+   ALTER TABLE webhook_deliveries ADD COLUMN finished_at timestamptz;
+   UPDATE webhook_deliveries SET finished_at = coalesce(delivered_at, created_at) WHERE status <> 'pending';
+   CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE finished_at IS NOT NULL`,
 ];
 
 /**

@@ -116,6 +116,7 @@ const sql = {
                       attempts = attempts + 1, last_status = $4, last_error = $5,
                       next_attempt_at = CASE WHEN $3::text = 'retry' THEN now() + $6::float8 * interval '1 millisecond' END,
                       delivered_at = CASE WHEN $3::text = 'delivered' THEN now() END,
+                      finished_at = CASE WHEN $3::text <> 'retry' THEN now() END,
                       lease_until = NULL, lease_token = NULL
                     WHERE seq = $1 AND lease_token = $2 AND status = 'pending'
                     RETURNING endpoint_id
@@ -125,10 +126,15 @@ const sql = {
                     RETURNING id
                   ), failed AS (
                     UPDATE webhook_deliveries SET status = 'failed', last_error = '${DISABLED_MESSAGE}',
-                      next_attempt_at = NULL, lease_until = NULL, lease_token = NULL
+                      next_attempt_at = NULL, finished_at = now(), lease_until = NULL, lease_token = NULL
                     WHERE endpoint_id IN (SELECT id FROM disabled) AND status = 'pending' AND seq <> $1
                   )
                   SELECT count(*) AS held FROM recorded`,
+  // SKIP LOCKED: replicas pruning at once delete different rows instead of waiting for each other.
+  pruneFinished: `DELETE FROM webhook_deliveries WHERE seq IN (
+                    SELECT seq FROM webhook_deliveries WHERE finished_at < $1 ORDER BY finished_at LIMIT $2
+                    FOR UPDATE SKIP LOCKED
+                  )`,
   backlog: "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
 };
 
@@ -218,6 +224,10 @@ export class PostgresWebhookStore implements WebhookStore {
       ]);
       return Number(rows[0]?.held ?? 0) === 1;
     });
+  }
+
+  pruneFinished(before: Date, limit: number): Promise<number> {
+    return this.#run(async () => (await this.#pool.query(sql.pruneFinished, [before, limit])).rowCount ?? 0);
   }
 
   onAnnounce(listener: () => void): () => void {

@@ -32,12 +32,14 @@ export const Op = {
   recordAttempt: 12,
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: 13,
+  /** finished before (ms), limit → how many finished deliveries were deleted. */
+  pruneFinished: 14,
 } as const;
 
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 6, 8, 0];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 6, 8, 0, 2];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is

@@ -216,6 +216,8 @@ export class SqlitePlantStore implements PlantStore {
         undefined,
         Op.backlog,
       ),
+    pruneFinished: (before, limit) =>
+      this.#submit((_: undefined, count) => count as number, undefined, Op.pruneFinished, before.getTime(), limit),
     onAnnounce: (listener) => this.#announced.add(listener),
   };
 

@@ -148,14 +148,20 @@ const webhookStatements = (db: DatabaseSync) => {
       `UPDATE webhook_deliveries SET
          status = CASE :outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
          attempts = attempts + 1, last_status = :status, last_error = :error, next_attempt_at = :next,
-         delivered_at = CASE :outcome WHEN 'delivered' THEN :now END, lease_until = NULL, lease_token = NULL
+         delivered_at = CASE :outcome WHEN 'delivered' THEN :now END,
+         finished_at = CASE :outcome WHEN 'retry' THEN NULL ELSE :now END, lease_until = NULL, lease_token = NULL
        WHERE seq = :seq AND lease_token = :token AND status = 'pending'`,
     ),
     disableEndpoint: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
     failPending: prepare(
       `UPDATE webhook_deliveries SET status = 'failed', last_error = '${DISABLED_MESSAGE}', next_attempt_at = NULL,
-         lease_until = NULL, lease_token = NULL
+         finished_at = ?, lease_until = NULL, lease_token = NULL
        WHERE endpoint_id = ? AND status = 'pending'`,
+    ),
+    pruneFinished: prepare(
+      `DELETE FROM webhook_deliveries WHERE seq IN (
+         SELECT seq FROM webhook_deliveries WHERE finished_at < ? ORDER BY finished_at LIMIT ?
+       )`,
     ),
     backlog: prepare(
       "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
@@ -289,7 +295,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
           endpointsChanged = true;
           const endpoint = ops[at + 8] as string;
           webhooks.disableEndpoint.run(endpoint);
-          webhooks.failPending.run(endpoint);
+          webhooks.failPending.run(ops[at + 7] as number, endpoint);
         }
         return held;
       }
@@ -302,6 +308,9 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
           .map(Number);
         return [Number(deliveries.pending) + Number(events.pending), oldest.length === 0 ? null : Math.min(...oldest)];
       }
+      case Op.pruneFinished:
+        beginWrite();
+        return Number(webhooks.pruneFinished.run(ops[at + 1] as number, ops[at + 2] as number).changes);
       default:
         throw new Error(`Unknown op ${String(ops[at])}.`);
     }
@@ -350,7 +359,8 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     op === Op.createEndpoint ||
     op === Op.deleteEndpoint ||
     op === Op.claimDue ||
-    op === Op.recordAttempt;
+    op === Op.recordAttempt ||
+    op === Op.pruneFinished;
 
   return (ops) => {
     let reply: BatchReply = [null];

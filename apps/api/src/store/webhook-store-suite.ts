@@ -247,6 +247,31 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await claim(10, 60_000, 10)).toStrictEqual([]);
     });
 
+    it('deletes deliveries finished before a time, delivered or failed, in batches; pending ones stay', async () => {
+      const endpoint = await register();
+      for (let id = 40n; id < 44n; id++) await store().create({ id, name: `Plant ${id}` });
+      const [delivered, failed, retried] = await claim(3, 60_000);
+      await store().webhooks.recordAttempt(delivered as ClaimedDelivery, { outcome: 'delivered', status: 200 });
+      await store().webhooks.recordAttempt(failed as ClaimedDelivery, { outcome: 'failed', error: 'Gone for good.' });
+      await store().webhooks.recordAttempt(retried as ClaimedDelivery, {
+        outcome: 'retry',
+        retryInMs: 60_000,
+        error: 'Later.',
+      });
+      // Finished before an hour ago: none.
+      expect(await store().webhooks.pruneFinished(new Date(Date.now() - 3_600_000), 10)).toBe(0);
+      await sleep(5);
+      const now = new Date();
+      expect(await store().webhooks.pruneFinished(now, 1)).toBe(1);
+      expect(await store().webhooks.pruneFinished(now, 10)).toBe(1);
+      expect(await store().webhooks.pruneFinished(now, 10)).toBe(0);
+      const left = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(left.map((delivery) => delivery.status)).toStrictEqual(['pending', 'pending']);
+      expect(left.map((delivery) => delivery.id).sort()).toStrictEqual(
+        [retried?.id, (await claim(1, 60_000))[0]?.id].sort(),
+      );
+    });
+
     it('announces every one of many plants created at once', async () => {
       const endpoint = await register();
       const ids = Array.from({ length: 100 }, (_, index) => BigInt(1000 + index));

@@ -93,6 +93,8 @@ export interface WebhookStore {
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /** Records an attempt; resolves false when the lease was lost (another worker took the delivery over). */
   recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean>;
+  /** Deletes up to `limit` deliveries finished (delivered or failed) before `before`; resolves with how many. */
+  pruneFinished(before: Date, limit: number): Promise<number>;
   /** Pending deliveries, and when the oldest of them was announced: for metrics. */
   backlog(): Promise<WebhookBacklog>;
   /**

@@ -11,6 +11,7 @@ const noWebhooks: WebhookStore = {
   claimDue: async () => [],
   recordAttempt: async () => false,
   backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
+  pruneFinished: async () => 0,
   onAnnounce: () => () => {},
 };
 

@@ -1,13 +1,14 @@
 import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
-import type { WebhookConfig } from '../config.ts';
+import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { secretKey, signedHeaders } from './signature.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
+import { startWebhookRetention } from './webhook-retention.ts';
 
 export type WebhookDeliveryOptions = {
   store: PlantStore;
@@ -139,7 +140,8 @@ export const attemptResult = (
  * work and a crashed one's deliveries come back), at most `concurrency` at a time and `perEndpoint`
  * per endpoint, taking turns across endpoints, signs and POSTs each, and records the outcome.
  * Memory is bounded by `concurrency`; a receiver that hangs holds its `perEndpoint` slots for at
- * most the timeout while the others keep the rest, and creates never wait for any of this.
+ * most the timeout while the others keep the rest, and creates never wait for any of this. It also
+ * deletes the deliveries finished longer ago than the retention (see webhook-retention.ts).
  */
 export const startWebhookDelivery = ({
   store,
@@ -169,6 +171,11 @@ export const startWebhookDelivery = ({
   let wake: (() => void) | undefined;
   let slotFreed: (() => void) | undefined;
   const stopListening = store.webhooks.onAnnounce(() => slotFreed?.());
+  const retention = startWebhookRetention({
+    store: store.webhooks,
+    retentionMs: config.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs,
+    logger: log,
+  });
 
   const pause = (ms: number, { onFreedSlot }: { onFreedSlot: boolean }) =>
     new Promise<void>((resolve) => {
@@ -274,6 +281,7 @@ export const startWebhookDelivery = ({
     async stop() {
       stopping = true;
       stopListening();
+      const retained = retention.stop();
       wake?.();
       // Attempts in flight may finish and be recorded before the store closes; a slow receiver is
       // cut off after the grace, its attempt recorded as failed and retried later.
@@ -287,6 +295,7 @@ export const startWebhookDelivery = ({
       agents.https.destroy();
       await running;
       await Promise.allSettled([...inFlight]);
+      await retained;
     },
   };
 };
