@@ -48,7 +48,7 @@ describe('webhook retention', () => {
       (
         await until(
           () => deliveries(service.base, delivered.id),
-          (list) => list.length === 3,
+          (list) => list.length === 3 && list.every((d) => d.status === 'delivered'),
         )
       ).map((d) => d.status),
     ).toStrictEqual(['delivered', 'delivered', 'delivered']);
@@ -56,7 +56,7 @@ describe('webhook retention', () => {
       (
         await until(
           () => deliveries(service.base, failed.id),
-          (list) => list.every((d) => d.status === 'failed'),
+          (list) => list.length === 3 && list.every((d) => d.status === 'failed'),
         )
       ).length,
     ).toBe(3);
