@@ -61,6 +61,8 @@ const toDelivery = (row: DeliveryRow): StoredDelivery => ({
 });
 
 const DISABLED_MESSAGE = 'The endpoint answered 410 Gone and was disabled.';
+/** Deliveries deleted per statement when an endpoint is deleted. */
+const DELETE_BATCH = 250;
 const ENDPOINT_COLUMNS = 'id, url, description, enabled, created_at';
 
 const sql = {
@@ -69,7 +71,12 @@ const sql = {
                    SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM webhook_endpoints) < $6`,
   listEndpoints: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`,
   getEndpoint: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
-  // Its deliveries go with it (ON DELETE CASCADE).
+  // Disabled first, so that no create announces to it while its deliveries go in batches; the
+  // few announced by creates that began before are deleted with it (ON DELETE CASCADE).
+  disableForDeletion: 'UPDATE webhook_endpoints SET enabled = false WHERE id = $1',
+  deleteDeliveries: `DELETE FROM webhook_deliveries WHERE seq IN (
+                       SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT $2
+                     )`,
   deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = $1',
   listDeliveries: `SELECT 'msg_' || s.instance || '_' || d.seq AS id, d.endpoint_id, d.plant_id, d.status, d.attempts,
                           d.last_status, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
@@ -173,7 +180,12 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   deleteEndpoint(id: string): Promise<boolean> {
-    return this.#run(async () => (await this.#pool.query(sql.deleteEndpoint, [id])).rowCount === 1);
+    return this.#run(async () => {
+      if ((await this.#pool.query(sql.disableForDeletion, [id])).rowCount === 0) return false;
+      // In batches, each its own statement: none holds the table or the statement timeout for long.
+      while ((await this.#pool.query(sql.deleteDeliveries, [id, DELETE_BATCH])).rowCount === DELETE_BATCH);
+      return (await this.#pool.query(sql.deleteEndpoint, [id])).rowCount === 1;
+    });
   }
 
   listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined> {

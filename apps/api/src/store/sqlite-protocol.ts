@@ -22,7 +22,10 @@ export const Op = {
   listEndpoints: 7,
   /** id → the endpoint row, or null. */
   getEndpoint: 8,
-  /** id → whether an endpoint (and its deliveries) was deleted. */
+  /**
+   * id, batch → null when there is no such endpoint; else disables it and deletes up to `batch` of
+   * its deliveries, then the endpoint once none is left: true when deleted, false to ask again.
+   */
   deleteEndpoint: 9,
   /** endpoint id, limit → delivery rows newest first, or null when there is no such endpoint. */
   listDeliveries: 10,
@@ -34,12 +37,17 @@ export const Op = {
   backlog: 13,
   /** finished before (ms), limit → how many finished deliveries were deleted. */
   pruneFinished: 14,
+  /**
+   * last event seq | null (the newest) → fans out a bounded batch of events up to it: null once
+   * none up to it is left, else the seq to ask again with.
+   */
+  fanOut: 15,
 } as const;
 
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 6, 8, 0, 2];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 2, 2, 6, 8, 0, 2, 1];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is

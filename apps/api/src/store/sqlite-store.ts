@@ -77,6 +77,11 @@ const decodeList = (_: undefined, result: unknown): StoredPlant[] => {
 
 const decodeBoolean = (_: undefined, result: unknown): boolean => result as boolean;
 
+const decodeAny = (_: undefined, result: unknown): unknown => result;
+
+/** Deliveries deleted per operation when an endpoint is deleted. */
+const DELETE_BATCH = 250;
+
 const decodeNothing = (): void => {};
 
 const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
@@ -125,12 +130,23 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
  * commit: one fsync acknowledges them all). While it commits, new operations wait here and form the
  * next batch, so batches grow with load. Reads share the queue, so a read sees every write
  * acknowledged before it was issued.
+ *
+ * The webhook outbox's own work (fan-out, claims, attempts recorded, deletions and pruning in
+ * batches) travels in a lane of its own: its batches alternate with those of requests, so that a
+ * plant operation waits behind at most one batch of that work, never behind a queue of it.
  */
 export class SqlitePlantStore implements PlantStore {
   readonly #worker: Worker;
-  /** Operations of the next batch, and that batch's message. */
+  /** Operations of the next batch of requests, and that batch's message. */
   #queued: Pending[] = [];
   #message: unknown[] = [];
+  /** The same for the outbox's work (see the class comment). */
+  #background: Pending[] = [];
+  #backgroundMessage: unknown[] = [];
+  /** Whether the last batch sent was the outbox's: the next is the requests', if any wait. */
+  #sentBackground = false;
+  /** Close is queued last in the outbox's lane: every request queued before it goes first. */
+  #closeQueued = false;
   /** The batch the worker is running; at most one at a time. */
   #sent: Pending[] | undefined;
   #flushScheduled = false;
@@ -167,19 +183,31 @@ export class SqlitePlantStore implements PlantStore {
         Op.getEndpoint,
         id,
       ),
-    deleteEndpoint: (id) => this.#submit(decodeBoolean, undefined, Op.deleteEndpoint, id),
-    listDeliveries: (endpointId, limit) =>
-      this.#submit(
+    deleteEndpoint: async (id) => {
+      // In batches, each its own transaction: plant operations take turns with a large deletion.
+      for (;;) {
+        const deleted = await this.#submitBackground(decodeAny, undefined, Op.deleteEndpoint, id, DELETE_BATCH);
+        if (deleted !== false) return deleted === true;
+      }
+    },
+    listDeliveries: async (endpointId, limit) => {
+      // Listing answers every announcement made before it, fanned out in bounded batches, each its
+      // own transaction: plant operations take turns with a large fan-out.
+      let last: unknown = null;
+      do last = await this.#submitBackground(decodeAny, undefined, Op.fanOut, last);
+      while (last !== null);
+      return this.#submit(
         (_: undefined, rows) => (rows === null ? undefined : (rows as DeliveryRow[]).map(toDelivery)),
         undefined,
         Op.listDeliveries,
         endpointId,
         limit,
-      ),
+      );
+    },
     claimDue: ({ limit, leaseMs, perEndpoint, inFlight }) => {
       const token = randomUUID();
       const now = Date.now();
-      return this.#submit(
+      return this.#submitBackground(
         (_: undefined, rows) => (rows as ClaimedRow[]).map((row) => toClaimed(row, token)),
         undefined,
         Op.claimDue,
@@ -193,7 +221,7 @@ export class SqlitePlantStore implements PlantStore {
     },
     recordAttempt: (claim, result) => {
       const now = Date.now();
-      return this.#submit(
+      return this.#submitBackground(
         decodeBoolean,
         undefined,
         Op.recordAttempt,
@@ -208,7 +236,7 @@ export class SqlitePlantStore implements PlantStore {
       );
     },
     backlog: () =>
-      this.#submit(
+      this.#submitBackground(
         (_: undefined, result): WebhookBacklog => {
           const [pending, oldest] = result as [number, number | null];
           return { pending, oldestPendingAt: oldest === null ? undefined : new Date(oldest) };
@@ -217,7 +245,13 @@ export class SqlitePlantStore implements PlantStore {
         Op.backlog,
       ),
     pruneFinished: (before, limit) =>
-      this.#submit((_: undefined, count) => count as number, undefined, Op.pruneFinished, before.getTime(), limit),
+      this.#submitBackground(
+        (_: undefined, count) => count as number,
+        undefined,
+        Op.pruneFinished,
+        before.getTime(),
+        limit,
+      ),
     onAnnounce: (listener) => this.#announced.add(listener),
   };
 
@@ -294,7 +328,8 @@ export class SqlitePlantStore implements PlantStore {
   /** Finishes the operations already issued, closes the database and ends the worker. */
   close(): Promise<void> {
     if (this.#closing === undefined) {
-      const closed = this.#submit(decodeNothing, undefined, Op.close);
+      const closed = this.#submitBackground(decodeNothing, undefined, Op.close);
+      this.#closeQueued = true;
       // After a crash there is nothing left to close: every pending operation has already failed.
       this.#closing = closed
         .catch(() => {})
@@ -314,11 +349,27 @@ export class SqlitePlantStore implements PlantStore {
     if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const { promise, resolve, reject } = Promise.withResolvers<T>();
-    if (this.#queued.length === 0 && this.#sent === undefined) this.#worker.ref();
+    if (this.#idle()) this.#worker.ref();
     this.#queued.push({ decode, input, resolve: resolve as (value: unknown) => void, reject });
     this.#message.push(...message);
     this.#schedule();
     return promise;
+  }
+
+  /** #submit, in the outbox's lane. */
+  #submitBackground<I, T>(decode: (input: I, result: unknown) => T, input: I, ...message: unknown[]): Promise<T> {
+    if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    if (this.#idle()) this.#worker.ref();
+    this.#background.push({ decode, input, resolve: resolve as (value: unknown) => void, reject });
+    this.#backgroundMessage.push(...message);
+    this.#schedule();
+    return promise;
+  }
+
+  #idle(): boolean {
+    return this.#queued.length === 0 && this.#background.length === 0 && this.#sent === undefined;
   }
 
   #schedule(): void {
@@ -330,11 +381,23 @@ export class SqlitePlantStore implements PlantStore {
 
   #flush(): void {
     this.#flushScheduled = false;
-    if (this.#sent !== undefined || this.#queued.length === 0) return;
-    this.#sent = this.#queued;
-    this.#queued = [];
-    const message = this.#message;
-    this.#message = [];
+    if (this.#sent !== undefined) return;
+    const requestsWait = this.#queued.length > 0;
+    const background = this.#background.length > 0 && !(requestsWait && (this.#sentBackground || this.#closeQueued));
+    if (!background && !requestsWait) return;
+    this.#sentBackground = background;
+    let message: unknown[];
+    if (background) {
+      this.#sent = this.#background;
+      this.#background = [];
+      message = this.#backgroundMessage;
+      this.#backgroundMessage = [];
+    } else {
+      this.#sent = this.#queued;
+      this.#queued = [];
+      message = this.#message;
+      this.#message = [];
+    }
     this.#worker.postMessage(message);
   }
 
@@ -357,7 +420,7 @@ export class SqlitePlantStore implements PlantStore {
       }
     }
     if (created) this.#announced.notify();
-    if (this.#queued.length > 0) this.#schedule();
+    if (this.#queued.length > 0 || this.#background.length > 0) this.#schedule();
     else this.#worker.unref();
   }
 
@@ -365,10 +428,12 @@ export class SqlitePlantStore implements PlantStore {
     this.#failure = new StoreUnavailableError('The embedded database stopped unexpectedly; restart the service.', {
       cause: this.#crash ?? new Error(`The database worker exited with code ${code}.`),
     });
-    const pending = [...(this.#sent ?? []), ...this.#queued];
+    const pending = [...(this.#sent ?? []), ...this.#queued, ...this.#background];
     this.#sent = undefined;
     this.#queued = [];
     this.#message = [];
+    this.#background = [];
+    this.#backgroundMessage = [];
     for (const { reject } of pending) reject(this.#failure);
   }
 }

@@ -78,6 +78,11 @@ const openDatabase = (path: string): DatabaseSync => {
 const DISABLED_MESSAGE = 'The endpoint answered 410 Gone and was disabled.';
 /** Events fanned out per delivery claimed. */
 const FAN_OUT_PER_CLAIMED = 8;
+/**
+ * The most delivery rows one fan-out writes: a few milliseconds of this thread (measured in
+ * webhook-stalls.test.ts), so that plant operations queued behind it never wait long.
+ */
+const FAN_OUT_ROWS = 500;
 
 /** The webhook statements: endpoints, and the outbox of deliveries. */
 const webhookStatements = (db: DatabaseSync) => {
@@ -98,11 +103,14 @@ const webhookStatements = (db: DatabaseSync) => {
     anyEnabled: () => enabled.get() !== undefined,
     // Positional: binding by name cost twice as much per create (measured).
     announce: prepare('INSERT INTO webhook_events (plant_id, name, tag, created_at) VALUES (?, ?, ?, ?)'),
-    /** The last event of the next `limit` to fan out, or null when there is none. */
+    /** The last event of the next `limit` up to `last` to fan out, or null when there is none. */
     fanOutBound: prepare(
-      'SELECT max(seq) AS upTo FROM (SELECT seq FROM webhook_events ORDER BY seq LIMIT :limit)',
+      'SELECT max(seq) AS upTo FROM (SELECT seq FROM webhook_events WHERE seq <= :last ORDER BY seq LIMIT :limit)',
       true,
     ),
+    lastEvent: prepare('SELECT max(seq) AS seq FROM webhook_events', true),
+    eventUpTo: prepare('SELECT 1 FROM webhook_events WHERE seq <= ? LIMIT 1'),
+    enabledCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE enabled = 1'),
     // An endpoint receives the plants created since it was registered.
     fanOut: prepare(
       `INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
@@ -123,7 +131,9 @@ const webhookStatements = (db: DatabaseSync) => {
     listEndpoints: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints ORDER BY created_at, id`),
     getEndpoint: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ?`),
     deleteEndpoint: prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
-    deleteDeliveries: prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?'),
+    deleteDeliveries: prepare(
+      'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? LIMIT ?)',
+    ),
     listDeliveries: prepare(
       `SELECT seq, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
        FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`,
@@ -252,14 +262,22 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
         beginWrite();
         endpointsChanged = true;
         const id = ops[at + 1] as string;
-        webhooks.deleteDeliveries.run(id);
-        return webhooks.deleteEndpoint.run(id).changes === 1;
+        const batch = ops[at + 2] as number;
+        // Disabled first, so that nothing more is fanned out to it while its deliveries go in batches.
+        if (webhooks.disableEndpoint.run(id).changes === 0) return null;
+        if (Number(webhooks.deleteDeliveries.run(id, batch).changes) === batch) return false;
+        webhooks.deleteEndpoint.run(id);
+        return true;
+      }
+      case Op.fanOut: {
+        const last = (ops[at + 1] as bigint | null) ?? (webhooks.lastEvent.get() as { seq: bigint | null }).seq;
+        if (last === null) return null;
+        fanOut(Number.MAX_SAFE_INTEGER, last);
+        return webhooks.eventUpTo.get(last) === undefined ? null : last;
       }
       case Op.listDeliveries: {
         const id = ops[at + 1] as string;
         if (webhooks.getEndpoint.get(id) === undefined) return null;
-        // Listing answers every announcement made so far.
-        fanOut(Number.MAX_SAFE_INTEGER);
         return webhooks.withIds(webhooks.listDeliveries.all(id, ops[at + 2] as number) as { seq: bigint }[]);
       }
       case Op.claimDue: {
@@ -344,9 +362,14 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     return chosen;
   };
 
-  /** Turns up to `limit` events into deliveries, oldest first. */
-  const fanOut = (limit: number): void => {
-    const { upTo } = webhooks.fanOutBound.get({ limit }) as { upTo: bigint | null };
+  /**
+   * Turns up to `limit` events (up to the event `last`) into deliveries, oldest first, and never
+   * more than FAN_OUT_ROWS deliveries at once.
+   */
+  const fanOut = (limit: number, last = BigInt(Number.MAX_SAFE_INTEGER)): void => {
+    const { count } = webhooks.enabledCount.get() as { count: number };
+    const events = Math.max(1, Math.min(limit, Math.floor(FAN_OUT_ROWS / Math.max(1, count))));
+    const { upTo } = webhooks.fanOutBound.get({ limit: events, last }) as { upTo: bigint | null };
     if (upTo === null) return;
     beginWrite();
     webhooks.fanOut.run({ upTo });
@@ -360,7 +383,8 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     op === Op.deleteEndpoint ||
     op === Op.claimDue ||
     op === Op.recordAttempt ||
-    op === Op.pruneFinished;
+    op === Op.pruneFinished ||
+    op === Op.fanOut;
 
   return (ops) => {
     let reply: BatchReply = [null];
