@@ -24,6 +24,7 @@ describe('loadConfig', () => {
         retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
         allowPrivate: false,
         retentionMs: 2_592_000_000,
+        disableAfterMs: 432_000_000,
       },
     });
   });
@@ -35,8 +36,15 @@ describe('loadConfig', () => {
         PLANT_WEBHOOK_RETRY_DELAYS_MS: '100, 200,0',
         PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
         PLANT_WEBHOOK_RETENTION_MS: '604800000',
+        PLANT_WEBHOOK_DISABLE_AFTER_MS: '86400000',
       }).webhooks,
-    ).toStrictEqual({ timeoutMs: 2_500, retryDelaysMs: [100, 200, 0], allowPrivate: true, retentionMs: 604_800_000 });
+    ).toStrictEqual({
+      timeoutMs: 2_500,
+      retryDelaysMs: [100, 200, 0],
+      allowPrivate: true,
+      retentionMs: 604_800_000,
+      disableAfterMs: 86_400_000,
+    });
   });
 
   it('selects PostgreSQL with DATABASE_URL, with pool and timeout defaults, and reads the server timeouts', () => {
@@ -183,6 +191,10 @@ describe('loadConfig', () => {
     [
       { PLANT_WEBHOOK_RETENTION_MS: '30d' },
       'Invalid configuration: PLANT_WEBHOOK_RETENTION_MS must be a whole number of milliseconds from 1 to 315360000000 (3650 days).',
+    ],
+    [
+      { PLANT_WEBHOOK_DISABLE_AFTER_MS: '0' },
+      'Invalid configuration: PLANT_WEBHOOK_DISABLE_AFTER_MS must be a whole number of milliseconds from 1 to 31536000000 (365 days).',
     ],
     [
       { PLANT_WEBHOOK_RETRY_DELAYS_MS: '5000,5m' },

@@ -40,13 +40,15 @@ const milliseconds = (fallback: number, min = 1, max = 3_600_000) =>
 const DAY_MS = 86_400_000;
 
 /**
- * Webhook delivery defaults: the attempt timeout, the delays before each retry (then `failed`), and
- * how long finished deliveries are kept.
+ * Webhook delivery defaults: the attempt timeout, the delays before each retry (then `failed`), how
+ * long finished deliveries are kept, and how long an endpoint may fail every delivery before it is
+ * disabled.
  */
 export const WEBHOOK_DEFAULTS = {
   timeoutMs: 15_000,
   retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
   retentionMs: 30 * DAY_MS,
+  disableAfterMs: 5 * DAY_MS,
 } as const;
 
 /** A duration of days or more in milliseconds, up to `maxDays`. */
@@ -159,6 +161,7 @@ const Env = z.object({
   ),
   PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag('false'),
   PLANT_WEBHOOK_RETENTION_MS: longMilliseconds(WEBHOOK_DEFAULTS.retentionMs, 3650),
+  PLANT_WEBHOOK_DISABLE_AFTER_MS: longMilliseconds(WEBHOOK_DEFAULTS.disableAfterMs, 365),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -196,6 +199,8 @@ export type WebhookConfig = {
   allowPrivate: boolean;
   /** Deliveries finished (delivered or failed) longer ago than this are deleted. Default 30 days. */
   retentionMs?: number;
+  /** An endpoint whose every delivery attempt failed for this long is disabled. Default 5 days. */
+  disableAfterMs?: number;
 };
 
 export type DatabaseConfig = {
@@ -259,6 +264,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       retryDelaysMs: vars.PLANT_WEBHOOK_RETRY_DELAYS_MS,
       allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE === 'true',
       retentionMs: vars.PLANT_WEBHOOK_RETENTION_MS,
+      disableAfterMs: vars.PLANT_WEBHOOK_DISABLE_AFTER_MS,
     },
   };
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {

@@ -43,7 +43,13 @@ export const WebhookEndpoint = z.object({
   ...endpointShape,
   enabled: z
     .boolean()
-    .describe('False once the receiver answered 410 Gone: nothing more is sent to it; register it again to resume'),
+    .describe(
+      'False once disabled: the receiver answered 410 Gone, or every delivery to it failed for PLANT_WEBHOOK_DISABLE_AFTER_MS (5 days by default). Nothing is sent to a disabled endpoint; its pending deliveries wait',
+    ),
+  disabledReason: z
+    .string()
+    .optional()
+    .describe('Why the endpoint is disabled, as a sentence; present only while it is disabled'),
   createdAt: rfc3339('When the endpoint was registered'),
 });
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;

@@ -13,7 +13,14 @@ import {
   type WebhookStore,
 } from './webhook-store.ts';
 
-type EndpointRow = { id: string; url: string; description: string | null; enabled: boolean; created_at: Date };
+type EndpointRow = {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: Date;
+};
 type DeliveryRow = {
   id: string;
   endpoint_id: string;
@@ -44,6 +51,7 @@ const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   url: row.url,
   ...(row.description !== null && { description: row.description }),
   enabled: row.enabled,
+  ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: row.created_at,
 });
 
@@ -60,10 +68,9 @@ const toDelivery = (row: DeliveryRow): StoredDelivery => ({
   createdAt: row.created_at,
 });
 
-const DISABLED_MESSAGE = 'The endpoint answered 410 Gone and was disabled.';
 /** Deliveries deleted per statement when an endpoint is deleted. */
 const DELETE_BATCH = 250;
-const ENDPOINT_COLUMNS = 'id, url, description, enabled, created_at';
+const ENDPOINT_COLUMNS = 'id, url, description, enabled, disabled_reason, created_at';
 
 const sql = {
   // The count races with a concurrent registration: the cap may be passed by as many as register at once.
@@ -115,8 +122,8 @@ const sql = {
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret, c.plant_id, c.name,
                     c.tag, c.attempts, c.created_at
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
-  // Only while the lease holds. On 410 Gone the same statement disables the endpoint and fails its
-  // other pending deliveries.
+  // Only while the lease holds. The endpoint's failing streak is written only when it starts or
+  // ends, not at every attempt: one row every replica would otherwise update all the time.
   recordAttempt: `WITH recorded AS (
                     UPDATE webhook_deliveries SET
                       status = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
@@ -127,22 +134,22 @@ const sql = {
                       lease_until = NULL, lease_token = NULL
                     WHERE seq = $1 AND lease_token = $2 AND status = 'pending'
                     RETURNING endpoint_id
-                  ), disabled AS (
-                    UPDATE webhook_endpoints SET enabled = false
-                    WHERE $3::text = 'gone' AND id IN (SELECT endpoint_id FROM recorded)
-                    RETURNING id
-                  ), failed AS (
-                    UPDATE webhook_deliveries SET status = 'failed', last_error = '${DISABLED_MESSAGE}',
-                      next_attempt_at = NULL, finished_at = now(), lease_until = NULL, lease_token = NULL
-                    WHERE endpoint_id IN (SELECT id FROM disabled) AND status = 'pending' AND seq <> $1
+                  ), streak AS (
+                    UPDATE webhook_endpoints SET failing_since = CASE WHEN $3::text = 'delivered' THEN NULL ELSE now() END
+                    WHERE id IN (SELECT endpoint_id FROM recorded) AND (failing_since IS NULL) = ($3::text <> 'delivered')
                   )
                   SELECT count(*) AS held FROM recorded`,
+  disableEndpoint: `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2
+                    WHERE id = $1 AND enabled AND ($3::timestamptz IS NULL OR failing_since <= $3)`,
   // SKIP LOCKED: replicas pruning at once delete different rows instead of waiting for each other.
   pruneFinished: `DELETE FROM webhook_deliveries WHERE seq IN (
                     SELECT seq FROM webhook_deliveries WHERE finished_at < $1 ORDER BY finished_at LIMIT $2
                     FOR UPDATE SKIP LOCKED
                   )`,
-  backlog: "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+  // A disabled endpoint's pending deliveries wait for it to be enabled again: not a backlog.
+  backlog: `SELECT count(*) AS pending, min(d.created_at) AS oldest
+            FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.status = 'pending' AND e.enabled`,
 };
 
 type Run = <T>(operation: () => Promise<T>) => Promise<T>;
@@ -236,6 +243,12 @@ export class PostgresWebhookStore implements WebhookStore {
       ]);
       return Number(rows[0]?.held ?? 0) === 1;
     });
+  }
+
+  disableEndpoint(id: string, reason: string, failingSince?: Date): Promise<boolean> {
+    return this.#run(
+      async () => (await this.#pool.query(sql.disableEndpoint, [id, reason, failingSince ?? null])).rowCount === 1,
+    );
   }
 
   pruneFinished(before: Date, limit: number): Promise<number> {

@@ -31,7 +31,10 @@ export const Op = {
   listDeliveries: 10,
   /** now (ms), limit, lease until (ms), lease token, per endpoint, [endpoint id, in flight, …] → claimed delivery rows. */
   claimDue: 11,
-  /** seq, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms), endpoint id → whether the lease held. */
+  /**
+   * seq, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms),
+   * endpoint id → whether the lease held (then the endpoint's failing streak starts or ends).
+   */
   recordAttempt: 12,
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: 13,
@@ -42,12 +45,14 @@ export const Op = {
    * none up to it is left, else the seq to ask again with.
    */
   fanOut: 15,
+  /** id, reason, failing since (ms) | null → whether the endpoint was disabled now. */
+  disableEndpoint: 16,
 } as const;
 
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 2, 2, 6, 8, 0, 2, 1];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 2, 2, 6, 8, 0, 2, 1, 3];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is
@@ -72,6 +77,7 @@ export type EndpointRow = {
   url: string;
   description: string | null;
   enabled: number | bigint;
+  disabled_reason: string | null;
   created_at: number | bigint;
 };
 

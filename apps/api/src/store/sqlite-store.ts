@@ -89,6 +89,7 @@ const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   url: row.url,
   ...(row.description !== null && { description: row.description }),
   enabled: Number(row.enabled) === 1,
+  ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: new Date(Number(row.created_at)),
 });
 
@@ -243,6 +244,15 @@ export class SqlitePlantStore implements PlantStore {
         },
         undefined,
         Op.backlog,
+      ),
+    disableEndpoint: (id, reason, failingSince) =>
+      this.#submitBackground(
+        decodeBoolean,
+        undefined,
+        Op.disableEndpoint,
+        id,
+        reason,
+        failingSince === undefined ? null : failingSince.getTime(),
       ),
     pruneFinished: (before, limit) =>
       this.#submitBackground(

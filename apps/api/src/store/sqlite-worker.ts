@@ -75,7 +75,6 @@ const openDatabase = (path: string): DatabaseSync => {
   }
 };
 
-const DISABLED_MESSAGE = 'The endpoint answered 410 Gone and was disabled.';
 /** Events fanned out per delivery claimed. */
 const FAN_OUT_PER_CLAIMED = 8;
 /**
@@ -92,7 +91,7 @@ const webhookStatements = (db: DatabaseSync) => {
     return statement;
   };
   const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
-  const endpointColumns = 'id, url, description, enabled, created_at';
+  const endpointColumns = 'id, url, description, enabled, disabled_reason, created_at';
   const { instance } = db.prepare('SELECT instance FROM webhook_settings').get() as { instance: string };
   const prefix = `msg_${instance}_`;
   /** Rows with their webhook-id, which is the instance and the sequence number. */
@@ -162,19 +161,24 @@ const webhookStatements = (db: DatabaseSync) => {
          finished_at = CASE :outcome WHEN 'retry' THEN NULL ELSE :now END, lease_until = NULL, lease_token = NULL
        WHERE seq = :seq AND lease_token = :token AND status = 'pending'`,
     ),
-    disableEndpoint: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
-    failPending: prepare(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = '${DISABLED_MESSAGE}', next_attempt_at = NULL,
-         finished_at = ?, lease_until = NULL, lease_token = NULL
-       WHERE endpoint_id = ? AND status = 'pending'`,
+    disableForDeletion: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
+    disable: prepare(
+      `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = :reason
+       WHERE id = :id AND enabled = 1 AND (:since IS NULL OR failing_since <= :since)`,
     ),
+    // Written only when the streak starts or ends, not at every attempt.
+    streakEnds: prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
+    streakStarts: prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL'),
     pruneFinished: prepare(
       `DELETE FROM webhook_deliveries WHERE seq IN (
          SELECT seq FROM webhook_deliveries WHERE finished_at < ? ORDER BY finished_at LIMIT ?
        )`,
     ),
+    // A disabled endpoint's pending deliveries wait for it to be enabled again: not a backlog.
     backlog: prepare(
-      "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+      `SELECT count(*) AS pending, min(d.created_at) AS oldest
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+       WHERE d.status = 'pending' AND e.enabled = 1`,
     ),
   };
 };
@@ -264,7 +268,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
         const id = ops[at + 1] as string;
         const batch = ops[at + 2] as number;
         // Disabled first, so that nothing more is fanned out to it while its deliveries go in batches.
-        if (webhooks.disableEndpoint.run(id).changes === 0) return null;
+        if (webhooks.disableForDeletion.run(id).changes === 0) return null;
         if (Number(webhooks.deleteDeliveries.run(id, batch).changes) === batch) return false;
         webhooks.deleteEndpoint.run(id);
         return true;
@@ -309,14 +313,23 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
             next: ops[at + 6] as number | null,
             now: ops[at + 7] as number,
           }).changes === 1;
-        if (held && outcome === 'gone') {
-          endpointsChanged = true;
+        if (held) {
           const endpoint = ops[at + 8] as string;
-          webhooks.disableEndpoint.run(endpoint);
-          webhooks.failPending.run(ops[at + 7] as number, endpoint);
+          if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
+          else webhooks.streakStarts.run(ops[at + 7] as number, endpoint);
         }
         return held;
       }
+      case Op.disableEndpoint:
+        beginWrite();
+        endpointsChanged = true;
+        return (
+          webhooks.disable.run({
+            id: ops[at + 1] as string,
+            reason: ops[at + 2] as string,
+            since: ops[at + 3] as number | null,
+          }).changes === 1
+        );
       case Op.backlog: {
         type Backlog = { pending: number | bigint; oldest: number | bigint | null };
         const deliveries = webhooks.backlog.get() as Backlog;
@@ -384,7 +397,8 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     op === Op.claimDue ||
     op === Op.recordAttempt ||
     op === Op.pruneFinished ||
-    op === Op.fanOut;
+    op === Op.fanOut ||
+    op === Op.disableEndpoint;
 
   return (ops) => {
     let reply: BatchReply = [null];

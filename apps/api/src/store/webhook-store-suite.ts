@@ -184,13 +184,14 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(failed).not.toHaveProperty('nextAttemptAt');
     });
 
-    it('on 410 Gone disables the endpoint, fails its pending deliveries and announces nothing more to it', async () => {
+    it('a gone delivery fails; a disabled endpoint shows why, its pending deliveries wait unclaimed, nothing more is announced to it', async () => {
       const gone = await register();
       const other = await register();
       await store().create({ id: 5n, name: 'One' });
       await store().create({ id: 6n, name: 'Two' });
-      const claimed = await claim(10, 60_000);
-      const goneClaim = claimed.find((delivery) => delivery.endpointId === gone.id);
+      // The other endpoint has its one attempt in flight: only the gone one's first is claimed.
+      const [goneClaim] = await claim(1, 60_000, 1, new Map([[other.id, 1]]));
+      expect(goneClaim?.endpointId).toBe(gone.id);
       expect(
         await store().webhooks.recordAttempt(goneClaim as ClaimedDelivery, {
           outcome: 'gone',
@@ -198,9 +199,18 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
           error: 'The receiver answered 410 Gone.',
         }),
       ).toBe(true);
-      expect(await store().webhooks.getEndpoint(gone.id)).toMatchObject({ enabled: false });
+      expect(await store().webhooks.disableEndpoint(gone.id, 'The receiver answered 410 Gone.')).toBe(true);
+      expect(await store().webhooks.disableEndpoint(gone.id, 'Again.')).toBe(false);
+      expect(await store().webhooks.getEndpoint(gone.id)).toMatchObject({
+        enabled: false,
+        disabledReason: 'The receiver answered 410 Gone.',
+      });
+      expect(await store().webhooks.getEndpoint(other.id)).not.toHaveProperty('disabledReason');
       const deliveries = (await store().webhooks.listDeliveries(gone.id, 10)) ?? [];
-      expect(deliveries.map((delivery) => delivery.status)).toStrictEqual(['failed', 'failed']);
+      expect(deliveries.map((delivery) => [delivery.plantId, delivery.status])).toStrictEqual([
+        [6n, 'pending'],
+        [5n, 'failed'],
+      ]);
       await store().create({ id: 7n, name: 'Three' });
       expect(await store().webhooks.listDeliveries(gone.id, 10)).toHaveLength(2);
       expect((await store().webhooks.listDeliveries(other.id, 10))?.map((delivery) => delivery.plantId)).toStrictEqual([
@@ -208,6 +218,34 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
         6n,
         5n,
       ]);
+      // Only the other endpoint's deliveries are claimed, and counted as pending.
+      const claimed = await claim(10, 60_000);
+      expect(claimed.map((delivery) => delivery.endpointId)).toStrictEqual([other.id, other.id, other.id]);
+      expect((await store().webhooks.backlog()).pending).toBe(3);
+    });
+
+    it('disables an endpoint for failing only once every attempt has failed since the time given', async () => {
+      const endpoint = await register();
+      for (const id of [50n, 51n, 52n]) await store().create({ id, name: `Plant ${id}` });
+      const [first, second, third] = await claim(3, 60_000);
+      const beforeFailing = new Date(Date.now() - 1);
+      await sleep(5);
+      await store().webhooks.recordAttempt(first as ClaimedDelivery, {
+        outcome: 'retry',
+        retryInMs: 60_000,
+        error: 'x',
+      });
+      const reason = 'Every delivery failed for 5 days.';
+      // Failing since just now, not since before that.
+      expect(await store().webhooks.disableEndpoint(endpoint.id, reason, beforeFailing)).toBe(false);
+      await sleep(5);
+      // A delivered attempt ends the streak; the next failure starts a new one.
+      await store().webhooks.recordAttempt(second as ClaimedDelivery, { outcome: 'delivered', status: 200 });
+      expect(await store().webhooks.disableEndpoint(endpoint.id, reason, new Date())).toBe(false);
+      await store().webhooks.recordAttempt(third as ClaimedDelivery, { outcome: 'failed', error: 'y' });
+      await sleep(5);
+      expect(await store().webhooks.disableEndpoint(endpoint.id, reason, new Date())).toBe(true);
+      expect(await store().webhooks.getEndpoint(endpoint.id)).toMatchObject({ enabled: false, disabledReason: reason });
     });
 
     it('drops the deliveries of a deleted endpoint and lists with a limit, newest first', async () => {

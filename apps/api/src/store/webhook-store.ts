@@ -12,10 +12,12 @@ export type StoredEndpoint = {
   url: string;
   description?: string;
   enabled: boolean;
+  /** Why it is disabled; only while it is. */
+  disabledReason?: string;
   createdAt: Date;
 };
 
-export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled'> & {
+export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled' | 'disabledReason'> & {
   /** `whsec_…`: kept to sign deliveries, never answered again after registration. */
   secret: string;
 };
@@ -58,7 +60,7 @@ export type AttemptResult =
   | { outcome: 'retry'; retryInMs: number; status?: number; error: string }
   /** No retry left. */
   | { outcome: 'failed'; status?: number; error: string }
-  /** The receiver answered 410 Gone: this delivery fails and the endpoint is disabled with its pending deliveries. */
+  /** The receiver answered 410 Gone: this delivery fails (the worker then disables the endpoint). */
   | { outcome: 'gone'; status: 410; error: string };
 
 export type ClaimOptions = {
@@ -91,8 +93,18 @@ export interface WebhookStore {
    * attempt to the lease's end, so leased deliveries cost later claims nothing.
    */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
-  /** Records an attempt; resolves false when the lease was lost (another worker took the delivery over). */
+  /**
+   * Records an attempt; resolves false when the lease was lost (another worker took the delivery
+   * over). The endpoint's failing streak starts at its first attempt that is not delivered and ends
+   * at the next delivered one (see `disableEndpoint`).
+   */
   recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean>;
+  /**
+   * Disables an enabled endpoint with a reason, and resolves whether it did; with `failingSince`,
+   * only when every attempt to the endpoint has failed since that time or earlier. Its pending
+   * deliveries stay pending, not claimed while it is disabled.
+   */
+  disableEndpoint(id: string, reason: string, failingSince?: Date): Promise<boolean>;
   /** Deletes up to `limit` deliveries finished (delivered or failed) before `before`; resolves with how many. */
   pruneFinished(before: Date, limit: number): Promise<number>;
   /** Pending deliveries, and when the oldest of them was announced: for metrics. */

@@ -102,6 +102,29 @@ const saturation = (idleShare: number): (() => boolean) => {
   };
 };
 
+/** Why an endpoint that answered 410 Gone is disabled. */
+export const GONE_REASON = 'The receiver answered 410 Gone.';
+
+/** "5 days", "36 hours", "90 minutes", "1500 ms": the largest whole unit. */
+const describeDuration = (ms: number): string => {
+  for (const [unit, size] of [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+    ['second', 1_000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size} ${unit}${ms === size ? '' : 's'}`;
+  }
+  return `${ms} ms`;
+};
+
+/** Why an endpoint whose every attempt failed for `disableAfterMs` is disabled. */
+export const failingReason = (disableAfterMs: number): string =>
+  `Every delivery failed for ${describeDuration(disableAfterMs)}.`;
+
+/** How often, at most, the worker asks whether a failing endpoint has failed long enough to disable. */
+const DISABLE_CHECK_INTERVAL_MS = 60_000;
+
 /** The wait after the store failed to answer a claim. */
 const STORE_FAILURE_BACKOFF_MS = 5_000;
 
@@ -159,6 +182,9 @@ export const startWebhookDelivery = ({
   const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
   const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
+  const disableAfterMs = config.disableAfterMs ?? WEBHOOK_DEFAULTS.disableAfterMs;
+  /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */
+  const disableCheckedAt = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
   /** Attempts in flight by endpoint id, told to each claim so that it gives busy endpoints less. */
   const byEndpoint = new Map<string, number>();
@@ -209,6 +235,7 @@ export const startWebhookDelivery = ({
       return;
     }
     counted?.countAttempt(recorded);
+    if (recorded !== 'lost_lease') await applyDisableRule(delivery.endpointId, result);
     // Never the URL (it may carry a receiver's token) and never the secret.
     const fields = {
       deliveryId: delivery.id,
@@ -226,6 +253,34 @@ export const startWebhookDelivery = ({
         { ...fields, error: result.error },
         result.outcome === 'gone' ? 'webhook endpoint gone; disabled' : 'webhook delivery failed; no retry left',
       );
+  };
+
+  /**
+   * The disable rule, the same for every store: 410 Gone disables at once; otherwise an endpoint
+   * whose every attempt has failed for `disableAfterMs` is disabled. Its pending deliveries wait.
+   */
+  const applyDisableRule = async (endpointId: string, result: AttemptResult): Promise<void> => {
+    try {
+      if (result.outcome === 'delivered') {
+        disableCheckedAt.delete(endpointId);
+        return;
+      }
+      if (result.outcome === 'gone') {
+        await store.webhooks.disableEndpoint(endpointId, GONE_REASON);
+        return;
+      }
+      const now = Date.now();
+      if (now - (disableCheckedAt.get(endpointId) ?? 0) < Math.min(DISABLE_CHECK_INTERVAL_MS, disableAfterMs)) return;
+      disableCheckedAt.set(endpointId, now);
+      const reason = failingReason(disableAfterMs);
+      if (await store.webhooks.disableEndpoint(endpointId, reason, new Date(now - disableAfterMs))) {
+        disableCheckedAt.delete(endpointId);
+        log.warn({ endpointId, disableAfterMs }, 'webhook endpoint failed every delivery for too long; disabled');
+      }
+    } catch (error) {
+      // The next failed attempt asks again.
+      log.warn({ err: error, endpointId }, 'could not apply the webhook disable rule');
+    }
   };
 
   const run = async (): Promise<void> => {

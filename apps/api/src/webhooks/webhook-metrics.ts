@@ -34,7 +34,7 @@ export const createWebhookMetrics = (registry: Registry, store: WebhookStore): W
   };
   new Gauge({
     name: 'plant_webhook_deliveries_pending',
-    help: 'Webhook deliveries not yet delivered or failed.',
+    help: 'Webhook deliveries to enabled endpoints not yet delivered or failed.',
     registers: [registry],
     async collect() {
       this.set((await readBacklog().catch(() => ({ pending: Number.NaN }))).pending);

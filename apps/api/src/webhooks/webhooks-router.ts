@@ -11,11 +11,12 @@ export type WebhooksRouterOptions = TargetPolicy & { bodyLimit?: number | undefi
 const s = initServer();
 
 /** The contract's WebhookEndpoint: never the secret. */
-const toEndpoint = ({ id, url, description, enabled, createdAt }: StoredEndpoint) => ({
+const toEndpoint = ({ id, url, description, enabled, disabledReason, createdAt }: StoredEndpoint) => ({
   id,
   url,
   ...(description !== undefined && { description }),
   enabled,
+  ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
 });
 
