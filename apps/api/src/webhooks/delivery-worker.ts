@@ -21,7 +21,7 @@ export type WebhookDeliveryOptions = {
   /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
   concurrency?: number;
   /**
-   * Attempts in flight at most per endpoint (1 while the machine is saturated): an endpoint that
+   * Attempts in flight at most per endpoint (2 while the machine is saturated): an endpoint that
    * hangs holds this many slots, the others share the rest. Default 4.
    */
   perEndpoint?: number;
@@ -47,13 +47,13 @@ const LEASE_MARGIN_MS = 30_000;
 /** While the event loop is saturated: the pause between claims (of one delivery each). */
 const SATURATED_PAUSE_MS = 20;
 /**
- * While the machine is saturated: attempts in flight. With the pause, at most 100 deliveries a
- * second: about 1 % of a core, and enough to keep up with a steady trickle of plants on a machine
- * that other processes keep busy.
+ * While the machine is saturated: attempts in flight, and per endpoint. With the pause, at most 100
+ * deliveries a second to an endpoint (200 in all): a few % of a core, and enough to keep up with a
+ * steady trickle of plants on a machine that other processes keep busy. An endpoint that hangs
+ * holds half the slots, so the others still get their 100 a second.
  */
-const SATURATED_CONCURRENCY = 2;
-/** While the machine is saturated: attempts in flight per endpoint, so that one that hangs holds half. */
-const SATURATED_PER_ENDPOINT = 1;
+const SATURATED_CONCURRENCY = 4;
+const SATURATED_PER_ENDPOINT = 2;
 /** The window over which idle CPU time is measured. */
 const UTILIZATION_WINDOW_MS = 250;
 
