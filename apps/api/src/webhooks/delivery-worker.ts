@@ -125,6 +125,9 @@ export const failingReason = (disableAfterMs: number): string =>
 /** How often, at most, the worker asks whether a failing endpoint has failed long enough to disable. */
 const DISABLE_CHECK_INTERVAL_MS = 60_000;
 
+/** Signing keys kept decoded: a few per endpoint at most. */
+const KEYS_KEPT = 256;
+
 /** The wait after the store failed to answer a claim. */
 const STORE_FAILURE_BACKOFF_MS = 5_000;
 
@@ -185,6 +188,20 @@ export const startWebhookDelivery = ({
   const disableAfterMs = config.disableAfterMs ?? WEBHOOK_DEFAULTS.disableAfterMs;
   /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */
   const disableCheckedAt = new Map<string, number>();
+  /** Whether delivered attempts are logged: when not, nothing is spent describing them. */
+  const debug = log.isLevelEnabled('debug');
+  /** Signing keys by secret: decoded once, not at every attempt. */
+  const keys = new Map<string, Buffer>();
+  const keyOf = (secret: string): Buffer => {
+    let key = keys.get(secret);
+    if (key === undefined) {
+      // Rotated secrets leave theirs behind: start over rather than grow.
+      if (keys.size >= KEYS_KEPT) keys.clear();
+      key = secretKey(secret);
+      keys.set(secret, key);
+    }
+    return key;
+  };
   const inFlight = new Set<Promise<void>>();
   /** Attempts in flight by endpoint id, told to each claim so that it gives busy endpoints less. */
   const byEndpoint = new Map<string, number>();
@@ -219,7 +236,7 @@ export const startWebhookDelivery = ({
 
   const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
     const body = stringifyExactJson(delivery.plant);
-    const headers = signedHeaders(secretKey(delivery.secret), delivery.id, Math.floor(Date.now() / 1000), body);
+    const headers = signedHeaders(keyOf(delivery.secret), delivery.id, Math.floor(Date.now() / 1000), body);
     const outcome = await postWebhook(delivery.url, body, headers, {
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,
@@ -235,7 +252,10 @@ export const startWebhookDelivery = ({
       return;
     }
     counted?.countAttempt(recorded);
-    if (recorded !== 'lost_lease') await applyDisableRule(delivery.endpointId, result);
+    if (result.outcome === 'delivered') {
+      disableCheckedAt.delete(delivery.endpointId);
+      if (!debug) return;
+    } else if (recorded !== 'lost_lease') await applyDisableRule(delivery.endpointId, result);
     // Never the URL (it may carry a receiver's token) and never the secret.
     const fields = {
       deliveryId: delivery.id,
@@ -261,10 +281,6 @@ export const startWebhookDelivery = ({
    */
   const applyDisableRule = async (endpointId: string, result: AttemptResult): Promise<void> => {
     try {
-      if (result.outcome === 'delivered') {
-        disableCheckedAt.delete(endpointId);
-        return;
-      }
       if (result.outcome === 'gone') {
         await store.webhooks.disableEndpoint(endpointId, GONE_REASON);
         return;

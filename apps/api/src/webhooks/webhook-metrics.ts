@@ -49,5 +49,16 @@ export const createWebhookMetrics = (registry: Registry, store: WebhookStore): W
     },
   });
   for (const outcome of ['delivered', 'retry', 'failed', 'gone'] as const) attempts.inc({ outcome }, 0);
-  return { countAttempt: (outcome) => attempts.inc({ outcome }) };
+  // One child per outcome: counting an attempt then hashes no labels.
+  const byOutcome = new Map<DeliveryOutcome, { inc(): void }>();
+  return {
+    countAttempt: (outcome) => {
+      let child = byOutcome.get(outcome);
+      if (child === undefined) {
+        child = attempts.labels({ outcome });
+        byOutcome.set(outcome, child);
+      }
+      child.inc();
+    },
+  };
 };
