@@ -7,6 +7,7 @@ import {
   type ClaimOptions,
   type DeliveryStatus,
   type NewStoredEndpoint,
+  type RecordedAttempt,
   type StoredDelivery,
   type StoredEndpoint,
   type WebhookBacklog,
@@ -122,23 +123,29 @@ const sql = {
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret, c.plant_id, c.name,
                     c.tag, c.attempts, c.created_at
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
-  // Only while the lease holds. The endpoint's failing streak is written only when it starts or
-  // ends, not at every attempt: one row every replica would otherwise update all the time.
-  recordAttempt: `WITH recorded AS (
-                    UPDATE webhook_deliveries SET
-                      status = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
-                      attempts = attempts + 1, last_status = $4, last_error = $5,
-                      next_attempt_at = CASE WHEN $3::text = 'retry' THEN now() + $6::float8 * interval '1 millisecond' END,
-                      delivered_at = CASE WHEN $3::text = 'delivered' THEN now() END,
-                      finished_at = CASE WHEN $3::text <> 'retry' THEN now() END,
-                      lease_until = NULL, lease_token = NULL
-                    WHERE seq = $1 AND lease_token = $2 AND status = 'pending'
-                    RETURNING endpoint_id
-                  ), streak AS (
-                    UPDATE webhook_endpoints SET failing_since = CASE WHEN $3::text = 'delivered' THEN NULL ELSE now() END
-                    WHERE id IN (SELECT endpoint_id FROM recorded) AND (failing_since IS NULL) = ($3::text <> 'delivered')
-                  )
-                  SELECT count(*) AS held FROM recorded`,
+  // Many attempts in one statement, each only while its lease holds. An endpoint's failing streak
+  // is written only when it starts or ends (a delivered attempt among the batch ends it), not at
+  // every attempt: one row every replica would otherwise update all the time.
+  recordAttempts: `WITH input AS (
+                     SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::int[], $5::text[], $6::float8[])
+                       AS t (seq, token, outcome, status, error, retry_ms)
+                   ), recorded AS (
+                     UPDATE webhook_deliveries d SET
+                       status = CASE i.outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
+                       attempts = d.attempts + 1, last_status = i.status, last_error = i.error,
+                       next_attempt_at = CASE WHEN i.outcome = 'retry' THEN now() + i.retry_ms * interval '1 millisecond' END,
+                       delivered_at = CASE WHEN i.outcome = 'delivered' THEN now() END,
+                       finished_at = CASE WHEN i.outcome <> 'retry' THEN now() END,
+                       lease_until = NULL, lease_token = NULL
+                     FROM input i
+                     WHERE d.seq = i.seq AND d.lease_token = i.token AND d.status = 'pending'
+                     RETURNING d.seq, d.endpoint_id, i.outcome
+                   ), streak AS (
+                     UPDATE webhook_endpoints e SET failing_since = CASE WHEN r.delivered THEN NULL ELSE now() END
+                     FROM (SELECT endpoint_id, bool_or(outcome = 'delivered') AS delivered FROM recorded GROUP BY endpoint_id) r
+                     WHERE e.id = r.endpoint_id AND (e.failing_since IS NULL) = NOT r.delivered
+                   )
+                   SELECT seq FROM recorded`,
   disableEndpoint: `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2
                     WHERE id = $1 AND enabled AND ($3::timestamptz IS NULL OR failing_since <= $3)`,
   // SKIP LOCKED: replicas pruning at once delete different rows instead of waiting for each other.
@@ -231,17 +238,22 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
+  async recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
+    return (await this.recordAttempts([{ claim, result }]))[0] === true;
+  }
+
+  recordAttempts(attempts: readonly RecordedAttempt[]): Promise<boolean[]> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ held: bigint }>(sql.recordAttempt, [
-        claim.seq.toString(),
-        claim.leaseToken,
-        result.outcome,
-        'status' in result && result.status !== undefined ? result.status : null,
-        'error' in result ? result.error : null,
-        result.outcome === 'retry' ? result.retryInMs : null,
+      const { rows } = await this.#pool.query<{ seq: bigint }>(sql.recordAttempts, [
+        attempts.map(({ claim }) => claim.seq.toString()),
+        attempts.map(({ claim }) => claim.leaseToken),
+        attempts.map(({ result }) => result.outcome),
+        attempts.map(({ result }) => ('status' in result && result.status !== undefined ? result.status : null)),
+        attempts.map(({ result }) => ('error' in result ? result.error : null)),
+        attempts.map(({ result }) => (result.outcome === 'retry' ? result.retryInMs : null)),
       ]);
-      return Number(rows[0]?.held ?? 0) === 1;
+      const held = new Set(rows.map((row) => row.seq));
+      return attempts.map(({ claim }) => held.has(claim.seq));
     });
   }
 

@@ -32,10 +32,11 @@ export const Op = {
   /** now (ms), limit, lease until (ms), lease token, per endpoint, [endpoint id, in flight, …] → claimed delivery rows. */
   claimDue: 11,
   /**
-   * seq, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms),
-   * endpoint id → whether the lease held (then the endpoint's failing streak starts or ends).
+   * now (ms), [seq, lease token, outcome, status | null, error | null, next attempt (ms) | null,
+   * endpoint id, …] → whether each lease held, in order (then its endpoint's failing streak starts
+   * or ends).
    */
-  recordAttempt: 12,
+  recordAttempts: 12,
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: 13,
   /** finished before (ms), limit → how many finished deliveries were deleted. */
@@ -52,7 +53,7 @@ export const Op = {
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 2, 2, 6, 8, 0, 2, 1, 3];
+export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 2, 2, 6, 2, 0, 2, 1, 3];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is

@@ -220,21 +220,22 @@ export class SqlitePlantStore implements PlantStore {
         [...inFlight].flat(),
       );
     },
-    recordAttempt: (claim, result) => {
+    recordAttempt: async (claim, result) => (await this.webhooks.recordAttempts([{ claim, result }]))[0] === true,
+    recordAttempts: (attempts) => {
       const now = Date.now();
-      return this.#submitBackground(
-        decodeBoolean,
-        undefined,
-        Op.recordAttempt,
-        claim.seq,
-        claim.leaseToken,
-        result.outcome,
-        'status' in result && result.status !== undefined ? result.status : null,
-        'error' in result ? result.error : null,
-        result.outcome === 'retry' ? now + result.retryInMs : null,
-        now,
-        claim.endpointId,
-      );
+      const flat: unknown[] = [];
+      for (const { claim, result } of attempts) {
+        flat.push(
+          claim.seq,
+          claim.leaseToken,
+          result.outcome,
+          'status' in result && result.status !== undefined ? result.status : null,
+          'error' in result ? result.error : null,
+          result.outcome === 'retry' ? now + result.retryInMs : null,
+          claim.endpointId,
+        );
+      }
+      return this.#submitBackground((_: undefined, held) => held as boolean[], undefined, Op.recordAttempts, now, flat);
     },
     backlog: () =>
       this.#submitBackground(

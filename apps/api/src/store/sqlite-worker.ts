@@ -300,23 +300,29 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
         const rows = claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
         return webhooks.withIds(rows as { seq: bigint }[]);
       }
-      case Op.recordAttempt: {
+      case Op.recordAttempts: {
         beginWrite();
-        const outcome = ops[at + 3] as string;
-        const held =
-          webhooks.record.run({
-            seq: ops[at + 1] as bigint,
-            token: ops[at + 2] as string,
-            outcome,
-            status: ops[at + 4] as number | null,
-            error: ops[at + 5] as string | null,
-            next: ops[at + 6] as number | null,
-            now: ops[at + 7] as number,
-          }).changes === 1;
-        if (held) {
-          const endpoint = ops[at + 8] as string;
-          if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
-          else webhooks.streakStarts.run(ops[at + 7] as number, endpoint);
+        const now = ops[at + 1] as number;
+        const records = ops[at + 2] as unknown[];
+        const held: boolean[] = [];
+        for (let index = 0; index < records.length; index += 7) {
+          const outcome = records[index + 2] as string;
+          const endpoint = records[index + 6] as string;
+          const recorded =
+            webhooks.record.run({
+              seq: records[index] as bigint,
+              token: records[index + 1] as string,
+              outcome,
+              status: records[index + 3] as number | null,
+              error: records[index + 4] as string | null,
+              next: records[index + 5] as number | null,
+              now,
+            }).changes === 1;
+          if (recorded) {
+            if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
+            else webhooks.streakStarts.run(now, endpoint);
+          }
+          held.push(recorded);
         }
         return held;
       }
@@ -395,7 +401,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     op === Op.createEndpoint ||
     op === Op.deleteEndpoint ||
     op === Op.claimDue ||
-    op === Op.recordAttempt ||
+    op === Op.recordAttempts ||
     op === Op.pruneFinished ||
     op === Op.fanOut ||
     op === Op.disableEndpoint;

@@ -310,6 +310,28 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       );
     });
 
+    it('records many attempts in one operation, each only while its lease holds', async () => {
+      const endpoint = await register();
+      for (const id of [60n, 61n, 62n]) await store().create({ id, name: `Plant ${id}` });
+      const [delivered, retried, lost] = await claim(3, 60_000);
+      const stale = { ...(lost as ClaimedDelivery), leaseToken: 'not-the-lease' };
+      expect(
+        await store().webhooks.recordAttempts([
+          { claim: delivered as ClaimedDelivery, result: { outcome: 'delivered', status: 204 } },
+          {
+            claim: retried as ClaimedDelivery,
+            result: { outcome: 'retry', retryInMs: 60_000, status: 500, error: 'No.' },
+          },
+          { claim: stale, result: { outcome: 'delivered', status: 200 } },
+        ]),
+      ).toStrictEqual([true, true, false]);
+      const byId = new Map(((await store().webhooks.listDeliveries(endpoint.id, 10)) ?? []).map((d) => [d.id, d]));
+      expect(byId.get(delivered?.id as string)).toMatchObject({ status: 'delivered', lastStatus: 204, attempts: 1 });
+      expect(byId.get(retried?.id as string)).toMatchObject({ status: 'pending', lastStatus: 500, attempts: 1 });
+      expect(byId.get(lost?.id as string)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await store().webhooks.recordAttempts([])).toStrictEqual([]);
+    });
+
     it('announces every one of many plants created at once', async () => {
       const endpoint = await register();
       const ids = Array.from({ length: 100 }, (_, index) => BigInt(1000 + index));

@@ -63,6 +63,8 @@ export type AttemptResult =
   /** The receiver answered 410 Gone: this delivery fails (the worker then disables the endpoint). */
   | { outcome: 'gone'; status: 410; error: string };
 
+export type RecordedAttempt = { claim: ClaimedDelivery; result: AttemptResult };
+
 export type ClaimOptions = {
   /** At most this many deliveries. */
   limit: number;
@@ -99,6 +101,8 @@ export interface WebhookStore {
    * at the next delivered one (see `disableEndpoint`).
    */
   recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean>;
+  /** recordAttempt for many attempts in one store operation; resolves whether each lease held, in order. */
+  recordAttempts(attempts: readonly RecordedAttempt[]): Promise<boolean[]>;
   /**
    * Disables an enabled endpoint with a reason, and resolves whether it did; with `failingSince`,
    * only when every attempt to the endpoint has failed since that time or earlier. Its pending

@@ -10,6 +10,7 @@ const noWebhooks: WebhookStore = {
   listDeliveries: async () => undefined,
   claimDue: async () => [],
   recordAttempt: async () => false,
+  recordAttempts: async (attempts) => attempts.map(() => false),
   disableEndpoint: async () => false,
   backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
   pruneFinished: async () => 0,

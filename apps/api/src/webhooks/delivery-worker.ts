@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
-import type { AttemptResult, ClaimedDelivery } from '../store/webhook-store.ts';
+import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { secretKey, signedHeaders } from './signature.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
@@ -234,6 +234,26 @@ export const startWebhookDelivery = ({
       if (onFreedSlot) slotFreed = done;
     });
 
+  /** Attempts that finished in this turn of the event loop, recorded together in one store operation. */
+  let finished: { attempt: RecordedAttempt; resolve: (held: boolean) => void; reject: (error: unknown) => void }[] = [];
+  const recordFinished = () => {
+    const batch = finished;
+    finished = [];
+    store.webhooks.recordAttempts(batch.map(({ attempt }) => attempt)).then(
+      (held) => {
+        for (const [index, { resolve }] of batch.entries()) resolve(held[index] === true);
+      },
+      (error: unknown) => {
+        for (const { reject } of batch) reject(error);
+      },
+    );
+  };
+  const record = (claim: ClaimedDelivery, result: AttemptResult): Promise<boolean> =>
+    new Promise((resolve, reject) => {
+      finished.push({ attempt: { claim, result }, resolve, reject });
+      if (finished.length === 1) setImmediate(recordFinished);
+    });
+
   const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
     const body = stringifyExactJson(delivery.plant);
     const headers = signedHeaders(keyOf(delivery.secret), delivery.id, Math.floor(Date.now() / 1000), body);
@@ -245,7 +265,7 @@ export const startWebhookDelivery = ({
     const result = attemptResult(outcome, delivery.attempts, config.retryDelaysMs, random);
     let recorded: DeliveryOutcome = result.outcome;
     try {
-      if (!(await store.webhooks.recordAttempt(delivery, result))) recorded = 'lost_lease';
+      if (!(await record(delivery, result))) recorded = 'lost_lease';
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       log.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
