@@ -69,6 +69,10 @@ const toDelivery = (row: DeliveryRow): StoredDelivery => ({
   createdAt: row.created_at,
 });
 
+/** Events fanned out per delivery claimed. */
+const FAN_OUT_PER_CLAIMED = 8;
+/** The most delivery rows one fan-out statement writes (see webhook-stalls.test.ts). */
+const FAN_OUT_ROWS = 500;
 /** Deliveries deleted per statement when an endpoint is deleted. */
 const DELETE_BATCH = 250;
 const ENDPOINT_COLUMNS = 'id, url, description, enabled, disabled_reason, created_at';
@@ -154,6 +158,26 @@ const sql = {
                     FOR UPDATE SKIP LOCKED
                   )`,
   // A disabled endpoint's pending deliveries wait for it to be enabled again: not a backlog.
+  // The oldest events up to $1 (any when null), at most $2 of them and $3 delivery rows, each event
+  // to every enabled endpoint registered by then. SKIP LOCKED: replicas fanning out at once take
+  // different events.
+  fanOut: `WITH batch AS (
+             DELETE FROM webhook_events WHERE seq IN (
+               SELECT seq FROM webhook_events WHERE $1::int8 IS NULL OR seq <= $1 ORDER BY seq
+               LIMIT greatest(1, least($2::int, $3::int / greatest(1, (SELECT count(*) FROM webhook_endpoints WHERE enabled))::int))
+               FOR UPDATE SKIP LOCKED
+             )
+             RETURNING seq, plant_id, name, tag, created_at
+           ), fanned AS (
+             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
+             SELECT ep.id, b.plant_id, b.name, b.tag, b.created_at, b.created_at
+             FROM batch b JOIN webhook_endpoints ep ON ep.enabled AND ep.created_at <= b.created_at
+             ORDER BY b.seq, ep.created_at, ep.id
+           )
+           SELECT count(*) AS events FROM batch`,
+  lastEvent: 'SELECT max(seq) AS seq FROM webhook_events',
+  eventBacklog: `SELECT (SELECT count(*) FROM webhook_events) * (SELECT count(*) FROM webhook_endpoints WHERE enabled) AS pending,
+                        (SELECT created_at FROM webhook_events ORDER BY seq LIMIT 1) AS oldest`,
   backlog: `SELECT count(*) AS pending, min(d.created_at) AS oldest
             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.status = 'pending' AND e.enabled`,
@@ -204,6 +228,10 @@ export class PostgresWebhookStore implements WebhookStore {
 
   listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined> {
     return this.#run(async () => {
+      // Listing answers every announcement made before it, fanned out in bounded statements.
+      const { rows } = await this.#pool.query<{ seq: bigint | null }>(sql.lastEvent);
+      const last = rows[0]?.seq ?? null;
+      if (last !== null) while ((await this.#fanOut(last, Number.MAX_SAFE_INTEGER)) > 0);
       const [endpoint, deliveries] = await Promise.all([
         this.#pool.query(sql.getEndpoint, [endpointId]),
         this.#pool.query<DeliveryRow>(sql.listDeliveries, [endpointId, limit]),
@@ -214,6 +242,8 @@ export class PostgresWebhookStore implements WebhookStore {
 
   claimDue({ limit, leaseMs, perEndpoint, inFlight }: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.#run(async () => {
+      // A few times what is claimed, so that fanning out keeps ahead of delivering.
+      await this.#fanOut(null, FAN_OUT_PER_CLAIMED * limit);
       const token = randomUUID();
       const { rows } = await this.#pool.query<ClaimedRow>(sql.claimDue, [
         limit,
@@ -278,8 +308,32 @@ export class PostgresWebhookStore implements WebhookStore {
 
   backlog(): Promise<WebhookBacklog> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ pending: bigint; oldest: Date | null }>(sql.backlog);
-      return { pending: Number(rows[0]?.pending ?? 0), oldestPendingAt: rows[0]?.oldest ?? undefined };
+      type Backlog = { pending: bigint; oldest: Date | null };
+      const [deliveries, events] = await Promise.all([
+        this.#pool.query<Backlog>(sql.backlog),
+        this.#pool.query<Backlog>(sql.eventBacklog),
+      ]);
+      const pending = Number(deliveries.rows[0]?.pending ?? 0) + Number(events.rows[0]?.pending ?? 0);
+      const oldest = [
+        deliveries.rows[0]?.oldest,
+        Number(events.rows[0]?.pending ?? 0) > 0 ? events.rows[0]?.oldest : null,
+      ]
+        .filter((date): date is Date => date instanceof Date)
+        .sort((a, b) => a.getTime() - b.getTime())[0];
+      return { pending, oldestPendingAt: oldest };
     });
+  }
+
+  /**
+   * Fans out a batch of events up to `last` (any when null), at most `events` of them and never
+   * more than FAN_OUT_ROWS deliveries; resolves with how many events it took.
+   */
+  async #fanOut(last: bigint | null, events: number): Promise<number> {
+    const { rows } = await this.#pool.query<{ events: bigint }>(sql.fanOut, [
+      last === null ? null : last.toString(),
+      Math.min(events, 2 ** 31 - 1),
+      FAN_OUT_ROWS,
+    ]);
+    return Number(rows[0]?.events ?? 0);
   }
 }
