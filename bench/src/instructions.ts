@@ -8,7 +8,7 @@
  * holds exactly one delivery per create: (e) less (c) is what a delivery costs the HTTP thread.
  * Slow (about 40 s a server, more for (e)); never part of `pnpm bench`.
  *
- *   pnpm --filter @org/plant-bench instructions [--server b,c] [--requests 2000]
+ *   pnpm --filter @org/plant-bench instructions [--server b,c] [--requests 2000] [--keep]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +24,8 @@ const { values } = parseArgs({
   options: {
     server: { type: 'string', default: 'b,c' },
     requests: { type: 'string', default: '2000' },
+    // Keeps callgrind's output (and prints where) for callgrind_annotate.
+    keep: { type: 'boolean', default: false },
   },
 });
 const keys = (values.server ?? '').split(',') as ServerKey[];
@@ -122,6 +124,7 @@ for (const target of createTargets(undefined).filter((candidate) => keys.include
   } finally {
     await server.stop();
     await instance.cleanup();
-    rmSync(dir, { recursive: true, force: true });
+    if (values.keep) console.log(`(${target.key}) callgrind output kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { postgresMigrations } from './store/postgres-migrations.ts';
 import { type HttpAnswer, httpRequest, postPlant } from './testing/http-request.ts';
 import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, runMain, startMain } from './testing/main-process.ts';
 import type { TestDatabase } from './testing/postgres-server.ts';
@@ -8,6 +9,9 @@ import { describeWithPostgres, freshDatabase } from './testing/postgres-test-dat
 import { runToEnd } from './testing/run-to-end.ts';
 
 const MIGRATE = join(import.meta.dirname, 'migrate.ts');
+/** Every migration's version, in order, and the newest. */
+const ALL_VERSIONS = postgresMigrations.map((_, index) => index + 1);
+const NEWEST = postgresMigrations.length;
 
 const databases: TestDatabase[] = [];
 const clients: pg.Client[] = [];
@@ -56,20 +60,20 @@ describeWithPostgres('PostgreSQL: migrations', () => {
     const { url } = await database();
     expect(await runMigrate(url)).toStrictEqual({
       code: 0,
-      stdout: 'Applied migrations 1, 2, 3; the schema is at version 3.\n',
+      stdout: `Applied migrations ${ALL_VERSIONS.join(', ')}; the schema is at version ${NEWEST}.\n`,
       stderr: '',
     });
-    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
+    expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
     expect(await runMigrate(url)).toMatchObject({
       code: 0,
       stdout: 'The schema is up to date; no migration to apply.\n',
     });
 
-    await query(url, 'INSERT INTO plant_schema_migrations (version) VALUES (4)');
+    await query(url, `INSERT INTO plant_schema_migrations (version) VALUES (${NEWEST + 1})`);
     expect(await runMigrate(url)).toStrictEqual({
       code: 1,
       stdout: '',
-      stderr: 'The database schema is at version 4, newer than this build knows (3); run a newer release.\n',
+      stderr: `The database schema is at version ${NEWEST + 1}, newer than this build knows (${NEWEST}); run a newer release.\n`,
     });
   }, 30_000);
 
@@ -78,7 +82,7 @@ describeWithPostgres('PostgreSQL: migrations', () => {
     const refused = runMain({ ...replicaEnv(url), PLANT_DB_MIGRATE: 'false' });
     expect(await refused.exited()).toStrictEqual({ code: 1, signal: null });
     expect(refused.stderr()).toBe(
-      'The database schema is at version 0, older than this build needs (3); run the migrations (pnpm --filter @org/plant-api migrate).\n',
+      `The database schema is at version 0, older than this build needs (${NEWEST}); run the migrations (pnpm --filter @org/plant-api migrate).\n`,
     );
     expect((await runMigrate(url)).code).toBe(0);
     const started = await startMain({ ...replicaEnv(url), PLANT_DB_MIGRATE: 'false' });
@@ -108,7 +112,7 @@ describeWithPostgres('PostgreSQL: three replicas on one database', () => {
   afterAll(cleanUp);
 
   it('migrated exactly once, and serves one set of plants from every replica', async () => {
-    expect(await appliedVersions(url)).toStrictEqual([1, 2, 3]);
+    expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
     const [a, b, c] = replicas as [RunningMain, RunningMain, RunningMain];
     for (const replica of replicas) {
       expect((await httpRequest(`${replica.url}/readyz`)).status).toBe(200);
