@@ -1,59 +1,108 @@
 /**
  * What SqlitePlantStore (main thread) and its database worker say to each other. A batch travels as
- * one flat array of op codes, each followed by its arguments, and comes back as one flat array of
- * results: cloning a flat array of primitives is the cheapest postMessage there is.
+ * one flat array of operation codes, each followed by its arguments, and comes back as one flat
+ * array of results: cloning a flat array of primitives is the cheapest postMessage there is.
  */
-export const Op = {
-  /** id, name, tag | null → true when inserted, else the stored [name, tag]. */
-  create: 0,
-  /** id → whether a row was deleted. */
-  delete: 1,
-  /** id → the stored [name, tag], or null. */
-  get: 2,
-  /** after | null, limit, tag | null → [id, name, tag, id, name, tag, …]. */
-  list: 3,
-  /** → true. */
-  health: 4,
-  /** → true, once the database is closed; always the last op the store sends. */
-  close: 5,
-  /** id, url, description | null, secret, createdAt (ms), most endpoints → whether it was registered. */
-  createEndpoint: 6,
+/**
+ * Every operation the store sends its database worker: its arguments and its result as they cross
+ * between the threads (a result is never undefined: that marks a write rolled back, see BatchReply).
+ * The argument counts, the store's submit signature and the worker's handlers are all derived from
+ * this table, so an operation whose arguments change fails the typecheck wherever it is used.
+ */
+export type Operations = {
+  /** → true when inserted, else the stored [name, tag]. */
+  create: { args: [id: bigint, name: string, tag: string | null]; result: true | PlantRow };
+  /** → whether a row was deleted. */
+  delete: { args: [id: bigint]; result: boolean };
+  /** → the stored [name, tag], or null. */
+  get: { args: [id: bigint]; result: PlantRow | null };
+  /** → [id, name, tag, id, name, tag, …]. */
+  list: { args: [after: bigint | null, limit: number, tag: string | null]; result: (bigint | string | null)[] };
+  health: { args: []; result: true };
+  /** → true, once the database is closed; always the last operation the store sends. */
+  close: { args: []; result: true };
+  /** → whether it was registered (fewer than `most` endpoints existed). */
+  createEndpoint: {
+    args: [id: string, url: string, description: string | null, secret: string, createdAt: number, most: number];
+    result: boolean;
+  };
   /** → endpoint rows, oldest first. */
-  listEndpoints: 7,
-  /** id → the endpoint row, or null. */
-  getEndpoint: 8,
+  listEndpoints: { args: []; result: EndpointRow[] };
+  getEndpoint: { args: [id: string]; result: EndpointRow | null };
   /**
-   * id, batch → null when there is no such endpoint; else disables it and deletes up to `batch` of
-   * its deliveries, then the endpoint once none is left: true when deleted, false to ask again.
+   * → null when there is no such endpoint; else disables it and deletes up to `batch` of its
+   * deliveries, then the endpoint once none is left: true when deleted, false to ask again.
    */
-  deleteEndpoint: 9,
-  /** endpoint id, limit → delivery rows newest first, or null when there is no such endpoint. */
-  listDeliveries: 10,
-  /** now (ms), limit, lease until (ms), lease token, per endpoint, [endpoint id, in flight, …] → claimed delivery rows. */
-  claimDue: 11,
+  deleteEndpoint: { args: [id: string, batch: number]; result: boolean | null };
+  /** → delivery rows newest first, or null when there is no such endpoint. */
+  listDeliveries: { args: [endpointId: string, limit: number]; result: DeliveryRow[] | null };
+  /** → claimed delivery rows; `inFlight` is [endpoint id, attempts in flight, …]. */
+  claimDue: {
+    args: [
+      now: number,
+      limit: number,
+      leaseUntil: number,
+      leaseToken: string,
+      perEndpoint: number,
+      inFlight: (string | number)[],
+    ];
+    result: ClaimedRow[];
+  };
   /**
-   * now (ms), [seq, lease token, outcome, status | null, error | null, next attempt (ms) | null,
+   * `records` is [seq, lease token, outcome, status | null, error | null, next attempt (ms) | null,
    * endpoint id, …] → whether each lease held, in order (then its endpoint's failing streak starts
    * or ends).
    */
-  recordAttempts: 12,
+  recordAttempts: { args: [now: number, records: unknown[]]; result: boolean[] };
   /** → [pending count, oldest created_at (ms) | null]. */
-  backlog: 13,
-  /** finished before (ms), limit → how many finished deliveries were deleted. */
-  pruneFinished: 14,
+  backlog: { args: []; result: [pending: number, oldest: number | null] };
+  /** → how many finished deliveries were deleted. */
+  pruneFinished: { args: [finishedBefore: number, limit: number]; result: number };
   /**
-   * last event seq | null (the newest) → fans out a bounded batch of events up to it: null once
-   * none up to it is left, else the seq to ask again with.
+   * Fans out a bounded batch of events up to `last` (null: the newest) → null once none up to it
+   * is left, else the seq to ask again with.
    */
-  fanOut: 15,
-  /** id, reason, failing since (ms) | null → whether the endpoint was disabled now. */
-  disableEndpoint: 16,
-} as const;
+  fanOut: { args: [last: bigint | null]; result: bigint | null };
+  /** → whether the endpoint was disabled now. */
+  disableEndpoint: { args: [id: string, reason: string, failingSince: number | null]; result: boolean };
+};
 
-export type Op = (typeof Op)[keyof typeof Op];
+export type OpName = keyof Operations;
+export type OpArgs<K extends OpName> = Operations[K]['args'];
+export type OpResult<K extends OpName> = Operations[K]['result'];
 
-/** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 2, 2, 6, 2, 0, 2, 1, 3];
+/**
+ * Each operation's code on the wire, how many arguments follow it (held to the table above by its
+ * type), and whether it writes (its result is dropped when the batch rolls back).
+ */
+export const OPERATIONS = {
+  create: { code: 0, arity: 3, writes: true },
+  delete: { code: 1, arity: 1, writes: true },
+  get: { code: 2, arity: 1, writes: false },
+  list: { code: 3, arity: 3, writes: false },
+  health: { code: 4, arity: 0, writes: false },
+  close: { code: 5, arity: 0, writes: false },
+  createEndpoint: { code: 6, arity: 6, writes: true },
+  listEndpoints: { code: 7, arity: 0, writes: false },
+  getEndpoint: { code: 8, arity: 1, writes: false },
+  deleteEndpoint: { code: 9, arity: 2, writes: true },
+  listDeliveries: { code: 10, arity: 2, writes: false },
+  claimDue: { code: 11, arity: 6, writes: true },
+  recordAttempts: { code: 12, arity: 2, writes: true },
+  backlog: { code: 13, arity: 0, writes: false },
+  pruneFinished: { code: 14, arity: 2, writes: true },
+  fanOut: { code: 15, arity: 1, writes: true },
+  disableEndpoint: { code: 16, arity: 3, writes: true },
+} as const satisfies { [K in OpName]: { code: number; arity: OpArgs<K>['length']; writes: boolean } };
+
+/** The operations by code: what the worker decodes a batch with. */
+export const OPERATIONS_BY_CODE: readonly { name: OpName; arity: number; writes: boolean }[] = Object.entries(
+  OPERATIONS,
+)
+  .sort(([, a], [, b]) => a.code - b.code)
+  .map(([name, { arity, writes }]) => ({ name: name as OpName, arity, writes }));
+
+export type PlantRow = [name: string, tag: string | null];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is

@@ -15,7 +15,10 @@ import {
   type DeliveryRow,
   type EndpointRow,
   type ErrorDescription,
-  Op,
+  OPERATIONS,
+  type OpArgs,
+  type OpName,
+  type OpResult,
   type StartupMessage,
   type WorkerData,
 } from './sqlite-protocol.ts';
@@ -51,22 +54,20 @@ type Pending = {
   reject: (error: unknown) => void;
 };
 
-type Row = [name: string, tag: string | null];
-
 const toPlant = (id: bigint, name: string, tag: string | null): StoredPlant =>
   tag === null ? { id, name } : { id, name, tag };
 
-const decodeCreate = (plant: StoredPlant, result: unknown): CreateOutcome => {
+const decodeCreate = (plant: StoredPlant, result: OpResult<'create'>): CreateOutcome => {
   if (result === true) return { outcome: 'created', plant };
-  const [name, tag] = result as Row;
+  const [name, tag] = result;
   const existing = toPlant(plant.id, name, tag);
   return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
 };
 
-const decodeGet = (id: bigint, result: unknown): StoredPlant | undefined =>
-  result === null ? undefined : toPlant(id, ...(result as Row));
+const decodeGet = (id: bigint, result: OpResult<'get'>): StoredPlant | undefined =>
+  result === null ? undefined : toPlant(id, ...result);
 
-const decodeList = (_: undefined, result: unknown): StoredPlant[] => {
+const decodeList = (_: undefined, result: OpResult<'list'>): StoredPlant[] => {
   const flat = result as unknown[];
   const plants: StoredPlant[] = [];
   for (let at = 0; at < flat.length; at += 3) {
@@ -75,9 +76,10 @@ const decodeList = (_: undefined, result: unknown): StoredPlant[] => {
   return plants;
 };
 
-const decodeBoolean = (_: undefined, result: unknown): boolean => result as boolean;
+const decodeBoolean = (_: undefined, result: boolean): boolean => result;
 
-const decodeAny = (_: undefined, result: unknown): unknown => result;
+/** The result as it came: for operations the store loops on. */
+const asIs = <R>(_: undefined, result: R): R => result;
 
 /** Deliveries deleted per operation when an endpoint is deleted. */
 const DELETE_BATCH = 250;
@@ -163,7 +165,7 @@ export class SqlitePlantStore implements PlantStore {
       const created = await this.#submit(
         decodeBoolean,
         undefined,
-        Op.createEndpoint,
+        'createEndpoint',
         id,
         url,
         description ?? null,
@@ -175,32 +177,26 @@ export class SqlitePlantStore implements PlantStore {
         ? { id, url, ...(description !== undefined && { description }), enabled: true, createdAt }
         : undefined;
     },
-    listEndpoints: () =>
-      this.#submit((_: undefined, rows) => (rows as EndpointRow[]).map(toEndpoint), undefined, Op.listEndpoints),
+    listEndpoints: () => this.#submit((_: undefined, rows) => rows.map(toEndpoint), undefined, 'listEndpoints'),
     getEndpoint: (id) =>
-      this.#submit(
-        (_: undefined, row) => (row === null ? undefined : toEndpoint(row as EndpointRow)),
-        undefined,
-        Op.getEndpoint,
-        id,
-      ),
+      this.#submit((_: undefined, row) => (row === null ? undefined : toEndpoint(row)), undefined, 'getEndpoint', id),
     deleteEndpoint: async (id) => {
       // In batches, each its own transaction: plant operations take turns with a large deletion.
       for (;;) {
-        const deleted = await this.#submitBackground(decodeAny, undefined, Op.deleteEndpoint, id, DELETE_BATCH);
+        const deleted = await this.#submitBackground(asIs, undefined, 'deleteEndpoint', id, DELETE_BATCH);
         if (deleted !== false) return deleted === true;
       }
     },
     listDeliveries: async (endpointId, limit) => {
       // Listing answers every announcement made before it, fanned out in bounded batches, each its
       // own transaction: plant operations take turns with a large fan-out.
-      let last: unknown = null;
-      do last = await this.#submitBackground(decodeAny, undefined, Op.fanOut, last);
+      let last: bigint | null = null;
+      do last = await this.#submitBackground(asIs, undefined, 'fanOut', last);
       while (last !== null);
       return this.#submit(
-        (_: undefined, rows) => (rows === null ? undefined : (rows as DeliveryRow[]).map(toDelivery)),
+        (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
         undefined,
-        Op.listDeliveries,
+        'listDeliveries',
         endpointId,
         limit,
       );
@@ -209,9 +205,9 @@ export class SqlitePlantStore implements PlantStore {
       const token = randomUUID();
       const now = Date.now();
       return this.#submitBackground(
-        (_: undefined, rows) => (rows as ClaimedRow[]).map((row) => toClaimed(row, token)),
+        (_: undefined, rows) => rows.map((row) => toClaimed(row, token)),
         undefined,
-        Op.claimDue,
+        'claimDue',
         now,
         limit,
         now + leaseMs,
@@ -235,34 +231,26 @@ export class SqlitePlantStore implements PlantStore {
           claim.endpointId,
         );
       }
-      return this.#submitBackground((_: undefined, held) => held as boolean[], undefined, Op.recordAttempts, now, flat);
+      return this.#submitBackground(asIs, undefined, 'recordAttempts', now, flat);
     },
     backlog: () =>
       this.#submitBackground(
-        (_: undefined, result): WebhookBacklog => {
-          const [pending, oldest] = result as [number, number | null];
+        (_: undefined, [pending, oldest]): WebhookBacklog => {
           return { pending, oldestPendingAt: oldest === null ? undefined : new Date(oldest) };
         },
         undefined,
-        Op.backlog,
+        'backlog',
       ),
     disableEndpoint: (id, reason, failingSince) =>
       this.#submitBackground(
         decodeBoolean,
         undefined,
-        Op.disableEndpoint,
+        'disableEndpoint',
         id,
         reason,
         failingSince === undefined ? null : failingSince.getTime(),
       ),
-    pruneFinished: (before, limit) =>
-      this.#submitBackground(
-        (_: undefined, count) => count as number,
-        undefined,
-        Op.pruneFinished,
-        before.getTime(),
-        limit,
-      ),
+    pruneFinished: (before, limit) => this.#submitBackground(asIs, undefined, 'pruneFinished', before.getTime(), limit),
     onAnnounce: (listener) => this.#announced.add(listener),
   };
 
@@ -317,29 +305,29 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
-    return this.#submit(decodeCreate, plant, Op.create, plant.id, plant.name, plant.tag ?? null);
+    return this.#submit(decodeCreate, plant, 'create', plant.id, plant.name, plant.tag ?? null);
   }
 
   delete(id: bigint): Promise<boolean> {
-    return this.#submit(decodeBoolean, undefined, Op.delete, id);
+    return this.#submit(decodeBoolean, undefined, 'delete', id);
   }
 
   get(id: bigint): Promise<StoredPlant | undefined> {
-    return this.#submit(decodeGet, id, Op.get, id);
+    return this.#submit(decodeGet, id, 'get', id);
   }
 
   list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
-    return this.#submit(decodeList, undefined, Op.list, after ?? null, limit, tag ?? null);
+    return this.#submit(decodeList, undefined, 'list', after ?? null, limit, tag ?? null);
   }
 
   health(): Promise<void> {
-    return this.#submit(decodeNothing, undefined, Op.health);
+    return this.#submit(decodeNothing, undefined, 'health');
   }
 
   /** Finishes the operations already issued, closes the database and ends the worker. */
   close(): Promise<void> {
     if (this.#closing === undefined) {
-      const closed = this.#submitBackground(decodeNothing, undefined, Op.close);
+      const closed = this.#submitBackground(decodeNothing, undefined, 'close');
       this.#closeQueued = true;
       // After a crash there is nothing left to close: every pending operation has already failed.
       this.#closing = closed
@@ -356,25 +344,45 @@ export class SqlitePlantStore implements PlantStore {
     return this.#worker.terminate();
   }
 
-  #submit<I, T>(decode: (input: I, result: unknown) => T, input: I, ...message: unknown[]): Promise<T> {
+  #submit<K extends OpName, I, T>(
+    decode: (input: I, result: OpResult<K>) => T,
+    input: I,
+    op: K,
+    ...args: OpArgs<K>
+  ): Promise<T> {
     if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const { promise, resolve, reject } = Promise.withResolvers<T>();
     if (this.#idle()) this.#worker.ref();
-    this.#queued.push({ decode, input, resolve: resolve as (value: unknown) => void, reject });
-    this.#message.push(...message);
+    this.#queued.push({
+      decode: decode as Pending['decode'],
+      input,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+    });
+    this.#message.push(OPERATIONS[op].code, ...args);
     this.#schedule();
     return promise;
   }
 
   /** #submit, in the outbox's lane. */
-  #submitBackground<I, T>(decode: (input: I, result: unknown) => T, input: I, ...message: unknown[]): Promise<T> {
+  #submitBackground<K extends OpName, I, T>(
+    decode: (input: I, result: OpResult<K>) => T,
+    input: I,
+    op: K,
+    ...args: OpArgs<K>
+  ): Promise<T> {
     if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const { promise, resolve, reject } = Promise.withResolvers<T>();
     if (this.#idle()) this.#worker.ref();
-    this.#background.push({ decode, input, resolve: resolve as (value: unknown) => void, reject });
-    this.#backgroundMessage.push(...message);
+    this.#background.push({
+      decode: decode as Pending['decode'],
+      input,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+    });
+    this.#backgroundMessage.push(OPERATIONS[op].code, ...args);
     this.#schedule();
     return promise;
   }

@@ -9,12 +9,20 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import {
   type BatchReply,
+  type ClaimedRow,
+  type DeliveryRow,
+  type EndpointRow,
   type ErrorDescription,
-  OP_ARGUMENTS,
-  Op,
+  OPERATIONS_BY_CODE,
+  type OpArgs,
+  type OpName,
+  type OpResult,
+  type PlantRow,
   type StartupMessage,
   type WorkerData,
 } from './sqlite-protocol.ts';
+
+type Operation = (typeof OPERATIONS_BY_CODE)[number];
 
 const SQLITE_BUSY = 5;
 
@@ -212,145 +220,122 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     if (!db.isTransaction) db.exec('BEGIN IMMEDIATE');
   };
 
-  const list = (after: bigint | null, limit: number, tag: string | null): unknown[] => {
+  const list = (after: bigint | null, limit: number, tag: string | null): OpResult<'list'> => {
     const parameters: Record<string, bigint | number | string> = { limit };
     if (after !== null) parameters.after = after;
     if (tag !== null) parameters.tag = tag;
-    const rows = lists[after === null ? 0 : 1][tag === null ? 0 : 1].all(parameters) as unknown as unknown[][];
+    const rows = lists[after === null ? 0 : 1][tag === null ? 0 : 1].all(parameters) as unknown as OpResult<'list'>[];
     return rows.flat();
   };
 
-  /** Runs the op at `ops[at]`. */
-  const run = (ops: unknown[], at: number): unknown => {
-    switch (ops[at]) {
-      case Op.create: {
-        beginWrite();
-        const id = ops[at + 1] as bigint;
-        const name = ops[at + 2] as string;
-        const tag = ops[at + 3] as string | null;
-        if (insert.run(id, name, tag).changes !== 1) return select.get(id);
-        // Same transaction as the plant: a create acknowledged is an announcement owed.
-        if (announcing) webhooks.announce.run(id, name, tag, now);
-        return true;
-      }
-      case Op.delete:
-        beginWrite();
-        return remove.run(ops[at + 1] as bigint).changes === 1;
-      case Op.get:
-        return select.get(ops[at + 1] as bigint) ?? null;
-      case Op.list:
-        return list(ops[at + 1] as bigint | null, ops[at + 2] as number, ops[at + 3] as string | null);
-      case Op.health:
-        return true;
-      case Op.close:
-        closing = true;
-        return true;
-      case Op.createEndpoint:
-        beginWrite();
-        endpointsChanged = true;
-        return (
-          webhooks.createEndpoint.run(
-            ops[at + 1] as string,
-            ops[at + 2] as string,
-            ops[at + 3] as string | null,
-            ops[at + 4] as string,
-            ops[at + 5] as number,
-            ops[at + 6] as number,
-          ).changes === 1
-        );
-      case Op.listEndpoints:
-        return webhooks.listEndpoints.all();
-      case Op.getEndpoint:
-        return webhooks.getEndpoint.get(ops[at + 1] as string) ?? null;
-      case Op.deleteEndpoint: {
-        beginWrite();
-        endpointsChanged = true;
-        const id = ops[at + 1] as string;
-        const batch = ops[at + 2] as number;
-        // Disabled first, so that nothing more is fanned out to it while its deliveries go in batches.
-        if (webhooks.disableForDeletion.run(id).changes === 0) return null;
-        if (Number(webhooks.deleteDeliveries.run(id, batch).changes) === batch) return false;
-        webhooks.deleteEndpoint.run(id);
-        return true;
-      }
-      case Op.fanOut: {
-        const last = (ops[at + 1] as bigint | null) ?? (webhooks.lastEvent.get() as { seq: bigint | null }).seq;
-        if (last === null) return null;
-        fanOut(Number.MAX_SAFE_INTEGER, last);
-        return webhooks.eventUpTo.get(last) === undefined ? null : last;
-      }
-      case Op.listDeliveries: {
-        const id = ops[at + 1] as string;
-        if (webhooks.getEndpoint.get(id) === undefined) return null;
-        return webhooks.withIds(webhooks.listDeliveries.all(id, ops[at + 2] as number) as { seq: bigint }[]);
-      }
-      case Op.claimDue: {
-        beginWrite();
-        // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
-        // while the worker steps back for requests.
-        fanOut(FAN_OUT_PER_CLAIMED * (ops[at + 2] as number));
-        const claimed = claimFairly(
-          ops[at + 1] as number,
-          ops[at + 2] as number,
-          ops[at + 3] as number,
-          ops[at + 4] as string,
-          ops[at + 5] as number,
-          ops[at + 6] as (string | number)[],
-        );
-        const rows = claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
-        return webhooks.withIds(rows as { seq: bigint }[]);
-      }
-      case Op.recordAttempts: {
-        beginWrite();
-        const now = ops[at + 1] as number;
-        const records = ops[at + 2] as unknown[];
-        const held: boolean[] = [];
-        for (let index = 0; index < records.length; index += 7) {
-          const outcome = records[index + 2] as string;
-          const endpoint = records[index + 6] as string;
-          const recorded =
-            webhooks.record.run({
-              seq: records[index] as bigint,
-              token: records[index + 1] as string,
-              outcome,
-              status: records[index + 3] as number | null,
-              error: records[index + 4] as string | null,
-              next: records[index + 5] as number | null,
-              now,
-            }).changes === 1;
-          if (recorded) {
-            if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
-            else webhooks.streakStarts.run(now, endpoint);
-          }
-          held.push(recorded);
+  /** What each operation does, with the arguments and result the protocol gives it. */
+  const handlers: { [K in OpName]: (...args: OpArgs<K>) => OpResult<K> } = {
+    create: (id, name, tag) => {
+      beginWrite();
+      if (insert.run(id, name, tag).changes !== 1) return select.get(id) as unknown as PlantRow;
+      // Same transaction as the plant: a create acknowledged is an announcement owed.
+      if (announcing) webhooks.announce.run(id, name, tag, now);
+      return true;
+    },
+    delete: (id) => {
+      beginWrite();
+      return remove.run(id).changes === 1;
+    },
+    get: (id) => (select.get(id) as unknown as PlantRow | undefined) ?? null,
+    list,
+    health: () => true,
+    close: () => {
+      closing = true;
+      return true;
+    },
+    createEndpoint: (id, url, description, secret, createdAt, most) => {
+      beginWrite();
+      endpointsChanged = true;
+      return webhooks.createEndpoint.run(id, url, description, secret, createdAt, most).changes === 1;
+    },
+    listEndpoints: () => webhooks.listEndpoints.all() as unknown as EndpointRow[],
+    getEndpoint: (id) => (webhooks.getEndpoint.get(id) as unknown as EndpointRow | undefined) ?? null,
+    deleteEndpoint: (id, batch) => {
+      beginWrite();
+      endpointsChanged = true;
+      // Disabled first, so that nothing more is fanned out to it while its deliveries go in batches.
+      if (webhooks.disableForDeletion.run(id).changes === 0) return null;
+      if (Number(webhooks.deleteDeliveries.run(id, batch).changes) === batch) return false;
+      webhooks.deleteEndpoint.run(id);
+      return true;
+    },
+    listDeliveries: (id, limit) => {
+      if (webhooks.getEndpoint.get(id) === undefined) return null;
+      return webhooks.withIds(webhooks.listDeliveries.all(id, limit) as { seq: bigint }[]) as unknown as DeliveryRow[];
+    },
+    claimDue: (claimNow, limit, until, token, perEndpoint, inFlight) => {
+      beginWrite();
+      // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
+      // while the worker steps back for requests.
+      fanOut(FAN_OUT_PER_CLAIMED * limit);
+      const claimed = claimFairly(claimNow, limit, until, token, perEndpoint, inFlight);
+      const rows = claimed.map(({ seq }) => webhooks.claimed.get(seq)).filter((row) => row !== undefined);
+      return webhooks.withIds(rows as { seq: bigint }[]) as unknown as ClaimedRow[];
+    },
+    recordAttempts: (recordNow, records) => {
+      beginWrite();
+      const held: boolean[] = [];
+      for (let index = 0; index < records.length; index += 7) {
+        const outcome = records[index + 2] as string;
+        const endpoint = records[index + 6] as string;
+        const recorded =
+          webhooks.record.run({
+            seq: records[index] as bigint,
+            token: records[index + 1] as string,
+            outcome,
+            status: records[index + 3] as number | null,
+            error: records[index + 4] as string | null,
+            next: records[index + 5] as number | null,
+            now: recordNow,
+          }).changes === 1;
+        if (recorded) {
+          if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
+          else webhooks.streakStarts.run(recordNow, endpoint);
         }
-        return held;
+        held.push(recorded);
       }
-      case Op.disableEndpoint:
-        beginWrite();
-        endpointsChanged = true;
-        return (
-          webhooks.disable.run({
-            id: ops[at + 1] as string,
-            reason: ops[at + 2] as string,
-            since: ops[at + 3] as number | null,
-          }).changes === 1
-        );
-      case Op.backlog: {
-        type Backlog = { pending: number | bigint; oldest: number | bigint | null };
-        const deliveries = webhooks.backlog.get() as Backlog;
-        const events = webhooks.eventBacklog.get() as Backlog;
-        const oldest = [deliveries.oldest, Number(events.pending) > 0 ? events.oldest : null]
-          .filter((value) => value !== null)
-          .map(Number);
-        return [Number(deliveries.pending) + Number(events.pending), oldest.length === 0 ? null : Math.min(...oldest)];
-      }
-      case Op.pruneFinished:
-        beginWrite();
-        return Number(webhooks.pruneFinished.run(ops[at + 1] as number, ops[at + 2] as number).changes);
-      default:
-        throw new Error(`Unknown op ${String(ops[at])}.`);
-    }
+      return held;
+    },
+    backlog: () => {
+      type Backlog = { pending: number | bigint; oldest: number | bigint | null };
+      const deliveries = webhooks.backlog.get() as Backlog;
+      const events = webhooks.eventBacklog.get() as Backlog;
+      const oldest = [deliveries.oldest, Number(events.pending) > 0 ? events.oldest : null]
+        .filter((value) => value !== null)
+        .map(Number);
+      return [Number(deliveries.pending) + Number(events.pending), oldest.length === 0 ? null : Math.min(...oldest)];
+    },
+    pruneFinished: (before, limit) => {
+      beginWrite();
+      return Number(webhooks.pruneFinished.run(before, limit).changes);
+    },
+    fanOut: (upTo) => {
+      const last = upTo ?? (webhooks.lastEvent.get() as { seq: bigint | null }).seq;
+      if (last === null) return null;
+      fanOut(Number.MAX_SAFE_INTEGER, last);
+      return webhooks.eventUpTo.get(last) === undefined ? null : last;
+    },
+    disableEndpoint: (id, reason, since) => {
+      beginWrite();
+      endpointsChanged = true;
+      return webhooks.disable.run({ id, reason, since }).changes === 1;
+    },
+  };
+
+  /** Runs the operation whose code is at `ops[at]`, with the arguments that follow it. */
+  const run = (ops: unknown[], at: number, { name, arity }: Operation): unknown =>
+    (handlers[name] as (...args: unknown[]) => unknown)(...ops.slice(at + 1, at + 1 + arity));
+
+  /** The operation whose code is at `ops[at]`. */
+  const operationAt = (ops: unknown[], at: number): Operation => {
+    const operation = OPERATIONS_BY_CODE[ops[at] as number];
+    if (operation === undefined) throw new Error(`Unknown operation code ${String(ops[at])}.`);
+    return operation;
   };
 
   /**
@@ -395,22 +380,15 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     webhooks.fannedOut.run({ upTo });
   };
 
-  const isWrite = (op: unknown) =>
-    op === Op.create ||
-    op === Op.delete ||
-    op === Op.createEndpoint ||
-    op === Op.deleteEndpoint ||
-    op === Op.claimDue ||
-    op === Op.recordAttempts ||
-    op === Op.pruneFinished ||
-    op === Op.fanOut ||
-    op === Op.disableEndpoint;
-
   return (ops) => {
     let reply: BatchReply = [null];
     now = Date.now();
     try {
-      for (let at = 0; at < ops.length; at += 1 + (OP_ARGUMENTS[ops[at] as Op] as number)) reply.push(run(ops, at));
+      for (let at = 0; at < ops.length; ) {
+        const operation = operationAt(ops, at);
+        reply.push(run(ops, at, operation));
+        at += 1 + operation.arity;
+      }
       if (db.isTransaction) db.exec('COMMIT');
     } catch (error) {
       // A ROLLBACK that fails leaves a connection nobody should trust: it throws on, the worker
@@ -419,13 +397,15 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       // No write of this batch is acknowledged. Reads answer again from what is committed, so a
       // full disk refuses writes but keeps serving reads.
       reply = [describeError(error)];
-      for (let at = 0; at < ops.length; at += 1 + (OP_ARGUMENTS[ops[at] as Op] as number)) {
-        if (isWrite(ops[at])) {
+      for (let at = 0; at < ops.length; ) {
+        const operation = operationAt(ops, at);
+        at += 1 + operation.arity;
+        if (operation.writes) {
           reply.push(undefined);
           continue;
         }
         try {
-          reply.push(run(ops, at));
+          reply.push(run(ops, at - 1 - operation.arity, operation));
         } catch {
           reply.push(undefined);
         }
