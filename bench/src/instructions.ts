@@ -3,11 +3,14 @@
  * not move with the machine's load, so a change of a few percent shows where throughput on a shared
  * machine cannot. Each server runs under valgrind; after a warm-up of `--requests` creates its
  * counters are zeroed, the same number is sent again (10 in flight, keep-alive), and the main
- * thread's count is divided by it. Slow (about 40 s a server); never part of `pnpm bench`.
+ * thread's count is divided by it. For a server that announces plants to a webhook receiver (e), the
+ * counters are zeroed and dumped only once the receiver got every delivery so far, so the count
+ * holds exactly one delivery per create: (e) less (c) is what a delivery costs the HTTP thread.
+ * Slow (about 40 s a server, more for (e)); never part of `pnpm bench`.
  * `--in-flight` sets how many connections load it at once: what a request costs with thousands of
  * others alive (garbage collection, per-connection work) shows here without the machine's noise.
  *
- *   pnpm --filter @org/plant-bench instructions [--server b,c] [--requests 2000] [--in-flight 10]
+ *   pnpm --filter @org/plant-bench instructions [--server b,c] [--requests 2000] [--in-flight 10] [--keep]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +27,8 @@ const { values } = parseArgs({
     server: { type: 'string', default: 'b,c' },
     requests: { type: 'string', default: '2000' },
     'in-flight': { type: 'string', default: '10' },
+    // Keeps callgrind's output (and prints where) for callgrind_annotate.
+    keep: { type: 'boolean', default: false },
   },
 });
 const keys = (values.server ?? '').split(',') as ServerKey[];
@@ -99,10 +104,18 @@ for (const target of createTargets(undefined).filter((candidate) => keys.include
   });
   try {
     await instance.prepare?.(server.url);
+    /** Waits until the webhook receiver, if any, got `count` deliveries. */
+    const deliveredAll = async (count: number) => {
+      if (!instance.delivered) return;
+      const got = await poll(() => ((instance.delivered?.() ?? 0) >= count ? true : undefined), 600_000);
+      if (!got) throw new Error(`(${target.key}) delivered ${instance.delivered()} of ${count} webhooks`);
+    };
     await load(server.url, 1);
+    await deliveredAll(count);
     // vgdb names its pipes after USER and HOSTNAME: callgrind_control must see the server's environment.
     execFileSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore', env: instance.command.env });
     await load(server.url, 1_000_000_000);
+    await deliveredAll(2 * count);
     execFileSync('callgrind_control', ['-d', String(server.pid)], { stdio: 'ignore', env: instance.command.env });
     // Thread 1 is the main (HTTP) thread; the dump after the zeroing is number 1. Valgrind writes it
     // when the process next checks for commands, which can be a moment after callgrind_control returns.
@@ -120,6 +133,7 @@ for (const target of createTargets(undefined).filter((candidate) => keys.include
   } finally {
     await server.stop();
     await instance.cleanup();
-    rmSync(dir, { recursive: true, force: true });
+    if (values.keep) console.log(`(${target.key}) callgrind output kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }

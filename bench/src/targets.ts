@@ -51,6 +51,8 @@ export type Instance = {
   storedPlants(): Promise<number | undefined>;
   /** Runs once the server listens, before any load (e.g. subscribing a webhook receiver). */
   prepare?(url: string): Promise<void>;
+  /** Deliveries its webhook receiver got so far, for a server that announces plants. */
+  delivered?(): number;
   cleanup(): Promise<void>;
 };
 
@@ -128,12 +130,17 @@ const ourApiOnSqlite: Target = {
  * runs in the benchmark's own process, which idles while wrk loads a server.
  */
 const startReceiver = async () => {
+  let received = 0;
   const receiver = createServer((req, res) => {
-    req.resume().on('end', () => res.writeHead(204).end());
+    req.resume().on('end', () => {
+      received += 1;
+      res.writeHead(204).end();
+    });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/plant-hook`,
+    received: () => received,
     close: () => new Promise<void>((resolve) => receiver.close(() => resolve())),
   };
 };
@@ -153,6 +160,7 @@ const ourApiWithWebhook: Target = {
         env: { ...apiEnv(dataDir), PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true' },
       },
       storedPlants: async () => countSqlitePlants(dataDir),
+      delivered: receiver.received,
       prepare: async (url) => {
         const answer = await post(`${url}/webhooks`, BENCH_HEADERS, JSON.stringify({ url: receiver.url }));
         if (answer.status !== 201) throw new Error(`(e) answered POST /webhooks with ${answer.status} ${answer.body}`);

@@ -27,6 +27,8 @@ describe('loadConfig', () => {
         allowPrivate: false,
         rotationGraceMs: 86_400_000,
         production: false,
+        retentionMs: 2_592_000_000,
+        disableAfterMs: 432_000_000,
       },
     });
   });
@@ -44,6 +46,8 @@ describe('loadConfig', () => {
         PLANT_WEBHOOK_TIMEOUT_MS: '2500',
         PLANT_WEBHOOK_RETRY_DELAYS_MS: '100, 200,0',
         PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
+        PLANT_WEBHOOK_RETENTION_MS: '604800000',
+        PLANT_WEBHOOK_DISABLE_AFTER_MS: '86400000',
       }).webhooks,
     ).toStrictEqual({
       timeoutMs: 2_500,
@@ -51,6 +55,8 @@ describe('loadConfig', () => {
       allowPrivate: true,
       rotationGraceMs: 86_400_000,
       production: false,
+      retentionMs: 604_800_000,
+      disableAfterMs: 86_400_000,
     });
   });
 
@@ -295,6 +301,14 @@ describe('loadConfig', () => {
     ],
     [{ PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: 'x' }, /^Invalid configuration: PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS /],
     [{ PLANT_WEBHOOK_TIMEOUT_MS: '0' }, /^Invalid configuration: PLANT_WEBHOOK_TIMEOUT_MS must be a whole number/],
+    [
+      { PLANT_WEBHOOK_RETENTION_MS: '30d' },
+      'Invalid configuration: PLANT_WEBHOOK_RETENTION_MS must be a whole number of milliseconds from 1 to 315360000000 (3650 days).',
+    ],
+    [
+      { PLANT_WEBHOOK_DISABLE_AFTER_MS: '0' },
+      'Invalid configuration: PLANT_WEBHOOK_DISABLE_AFTER_MS must be a whole number of milliseconds from 1 to 31536000000 (365 days).',
+    ],
     [
       { PLANT_WEBHOOK_RETRY_DELAYS_MS: '5000,5m' },
       /^Invalid configuration: PLANT_WEBHOOK_RETRY_DELAYS_MS must be a comma-separated list of 1 to 20 whole numbers/,

@@ -41,11 +41,32 @@ const wholeNumber = (fallback: number, min: number, max: number, unit = '') => {
 const milliseconds = (fallback: number, min = 1, max = 3_600_000) =>
   wholeNumber(fallback, min, max, ' of milliseconds');
 
-/** Webhook delivery defaults: the attempt timeout, and the delays before each retry (then `failed`). */
+const DAY_MS = 86_400_000;
+
+/**
+ * Webhook delivery defaults: the attempt timeout, the delays before each retry (then `failed`), how
+ * long finished deliveries are kept, and how long an endpoint may fail every delivery before it is
+ * disabled.
+ */
 export const WEBHOOK_DEFAULTS = {
   timeoutMs: 15_000,
   retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+  retentionMs: 30 * DAY_MS,
+  disableAfterMs: 5 * DAY_MS,
 } as const;
+
+/** A duration of days or more in milliseconds, up to `maxDays`. */
+const longMilliseconds = (fallback: number, maxDays: number) => {
+  const message = `must be a whole number of milliseconds from 1 to ${maxDays * DAY_MS} (${maxDays} days)`;
+  return optional(
+    z
+      .string()
+      .regex(/^\d{1,13}$/, message)
+      .transform(Number)
+      .refine((value) => value >= 1 && value <= maxDays * DAY_MS, message)
+      .default(String(fallback)),
+  );
+};
 
 const MAX_RETRY_DELAY_MS = 7 * 24 * 3_600_000;
 const MAX_RETRIES = 20;
@@ -181,6 +202,8 @@ const Env = z.object({
       .optional(),
   ),
   NODE_ENV: optional(z.string().optional()),
+  PLANT_WEBHOOK_RETENTION_MS: longMilliseconds(WEBHOOK_DEFAULTS.retentionMs, 3650),
+  PLANT_WEBHOOK_DISABLE_AFTER_MS: longMilliseconds(WEBHOOK_DEFAULTS.disableAfterMs, 365),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -229,6 +252,10 @@ export type WebhookConfig = {
   secretsKey?: Buffer;
   /** NODE_ENV=production: plain-text secrets are worth a warning at start. */
   production: boolean;
+  /** Deliveries finished (delivered or failed) longer ago than this are deleted. Default 30 days. */
+  retentionMs?: number;
+  /** An endpoint whose every delivery attempt failed for this long is disabled. Default 5 days. */
+  disableAfterMs?: number;
 };
 
 export type DatabaseConfig = {
@@ -303,6 +330,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       rotationGraceMs: vars.PLANT_WEBHOOK_ROTATION_GRACE_MS,
       ...(vars.PLANT_WEBHOOK_SECRETS_KEY !== undefined && { secretsKey: vars.PLANT_WEBHOOK_SECRETS_KEY }),
       production: vars.NODE_ENV === 'production',
+      retentionMs: vars.PLANT_WEBHOOK_RETENTION_MS,
+      disableAfterMs: vars.PLANT_WEBHOOK_DISABLE_AFTER_MS,
     },
   };
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {

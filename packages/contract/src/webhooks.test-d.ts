@@ -12,6 +12,8 @@ expectTypeOf<Created['status']>().toEqualTypeOf<201 | 400 | 401 | 403 | 409 | 41
 expectTypeOf<Extract<Created, { status: 201 }>['body']>().toEqualTypeOf<CreatedWebhookEndpoint>();
 expectTypeOf<CreatedWebhookEndpoint['secret']>().toEqualTypeOf<string>();
 expectTypeOf<WebhookEndpoint>().not.toHaveProperty('secret');
+// Why a disabled endpoint is disabled; absent while it is enabled.
+expectTypeOf<WebhookEndpoint['disabledReason']>().toEqualTypeOf<string | undefined>();
 expectTypeOf<
   Extract<ServerInferResponses<typeof contract.getWebhook>, { status: 200 }>['body']
 >().toEqualTypeOf<WebhookEndpoint>();

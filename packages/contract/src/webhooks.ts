@@ -55,8 +55,12 @@ export const WebhookEndpoint = z.object({
   enabled: z
     .boolean()
     .describe(
-      'False once the receiver answered 410 Gone or the endpoint was disabled with PATCH: nothing more is sent to it; PATCH `enabled: true` resumes its stopped deliveries',
+      'False once disabled: the receiver answered 410 Gone, every delivery to it failed for PLANT_WEBHOOK_DISABLE_AFTER_MS (5 days by default), or a PATCH disabled it. Nothing is sent to a disabled endpoint; its pending deliveries wait, and PATCH `enabled: true` resumes them',
     ),
+  disabledReason: z
+    .string()
+    .optional()
+    .describe('Why the endpoint is disabled, as a sentence; present only while it is disabled'),
   createdAt: rfc3339('When the endpoint was registered'),
 });
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;

@@ -58,6 +58,31 @@ export const postgresMigrations: readonly string[] = [
    );
    CREATE UNIQUE INDEX webhook_endpoints_url ON webhook_endpoints (url) WHERE NOT duplicate_url;
    CREATE INDEX webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at) WHERE status = 'failed'`,
+  // Claims take turns across endpoints: each endpoint's due deliveries in order, from its own
+  // range of the index. A lease moves next_attempt_at to the lease's end, so leased deliveries are
+  // not due and no claim walks past them.
+  // finished_at: when a delivery was delivered or failed, for retention; the deliveries finished
+  // before this column existed count as finished when delivered, or (failed) when created.
+  // Endpoints: why one is disabled (until then only 410 Gone disabled any), and since when every
+  // attempt to it has failed (NULL while the last one was delivered), for auto-disable.
+  // webhook_events: as on SQLite, a create writes one event per plant (not one delivery per
+  // endpoint in its own statement); the delivery worker fans events out in bounded batches. A
+  // previous release still writing deliveries during a rolling deploy is served all the same.
+  `DROP INDEX webhook_deliveries_due;
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+   ALTER TABLE webhook_deliveries ADD COLUMN finished_at timestamptz;
+   UPDATE webhook_deliveries SET finished_at = coalesce(delivered_at, created_at) WHERE status <> 'pending';
+   CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE finished_at IS NOT NULL;
+   ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;
+   ALTER TABLE webhook_endpoints ADD COLUMN failing_since timestamptz;
+   UPDATE webhook_endpoints SET disabled_reason = 'The receiver answered 410 Gone.' WHERE NOT enabled;
+   CREATE TABLE webhook_events (
+     seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     plant_id   bigint NOT NULL,
+     name       text NOT NULL,
+     tag        text,
+     created_at timestamptz NOT NULL DEFAULT now()
+   )`,
 ];
 
 /**

@@ -9,7 +9,6 @@ import {
 } from './plant-store.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './postgres-migrations.ts';
 import { PostgresWebhookStore } from './postgres-webhook-store.ts';
-import type { WebhookStore } from './webhook-store.ts';
 
 export { SchemaTooNewError };
 
@@ -96,9 +95,9 @@ export const describeDatabase = (url: string): string => {
   }
 };
 
-// Each plant inserted by a create statement is announced by that same statement to every enabled
-// endpoint (the `announced` step below): one commit for both, and only for rows actually inserted,
-// so a replay announces nothing.
+// Each plant inserted by a create statement is announced by that same statement while any endpoint
+// is enabled (the `announced` step below: one event, which the delivery worker fans out to the
+// endpoints): one commit for both, and only for rows actually inserted, so a replay announces nothing.
 const sql = {
   // One round trip: insert, or read the row that was there. READ COMMITTED sees a row committed by
   // a concurrent create only in a later statement, so an empty answer means "ask again".
@@ -107,9 +106,9 @@ const sql = {
              ON CONFLICT (id) DO NOTHING
              RETURNING id, name, tag
            ), announced AS (
-             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at)
-             SELECT e.id, i.id, i.name, i.tag, now()
-             FROM inserted i CROSS JOIN webhook_endpoints e WHERE e.enabled
+             INSERT INTO webhook_events (plant_id, name, tag)
+             SELECT i.id, i.name, i.tag FROM inserted i
+             WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
            )
            SELECT true AS created, id, name, tag FROM inserted
            UNION ALL
@@ -124,9 +123,9 @@ const sql = {
                  ON CONFLICT (id) DO NOTHING
                  RETURNING id, name, tag
                ), announced AS (
-                 INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at)
-                 SELECT e.id, i.id, i.name, i.tag, now()
-                 FROM inserted i CROSS JOIN webhook_endpoints e WHERE e.enabled
+                 INSERT INTO webhook_events (plant_id, name, tag)
+                 SELECT i.id, i.name, i.tag FROM inserted i
+                 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
                )
                SELECT true AS created, id, name, tag FROM inserted
                UNION ALL
@@ -155,7 +154,7 @@ export class PostgresPlantStore implements PlantStore {
   readonly #maxPending: number;
   #closed = false;
   #closing: Promise<void> | undefined;
-  readonly webhooks: WebhookStore;
+  readonly webhooks: PostgresWebhookStore;
 
   private constructor(pool: pg.Pool, maxPending: number) {
     this.#pool = pool;
@@ -274,6 +273,7 @@ export class PostgresPlantStore implements PlantStore {
       });
       const byId = new Map(rows.map((row) => [row.id, row]));
       for (const { plant, settle } of batch) settle(byId.get(plant.id));
+      if (rows.some((row) => row.created)) this.webhooks.announced();
     } catch (error) {
       // An outage fails the whole batch at once; anything else may be one plant's fault, so each
       // goes on alone (the next attempt) and only that one fails.

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import {
+  AnnounceListeners,
   type AttemptResult,
   type ClaimedDelivery,
   type ClaimOptions,
   type CreateEndpointOutcome,
   type DeliveryStatus,
+  DISABLED_BY_REQUEST,
   type EndpointChanges,
   type EndpointSecrets,
   type NewStoredEndpoint,
   parseDeliveryId,
-  STOPPED_BY_DISABLING,
-  STOPPED_BY_GONE,
+  type RecordedAttempt,
   type StoredDelivery,
   type StoredEndpoint,
   type UpdateEndpointOutcome,
@@ -19,7 +20,14 @@ import {
   type WebhookStore,
 } from './webhook-store.ts';
 
-type EndpointRow = { id: string; url: string; description: string | null; enabled: boolean; created_at: Date };
+type EndpointRow = {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: Date;
+};
 type DeliveryRow = {
   id: string;
   endpoint_id: string;
@@ -51,6 +59,7 @@ const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   url: row.url,
   ...(row.description !== null && { description: row.description }),
   enabled: row.enabled,
+  ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: row.created_at,
 });
 
@@ -69,7 +78,13 @@ const toDelivery = (row: DeliveryRow): StoredDelivery => ({
 
 /** unique_violation: here, the unique URL index. */
 const UNIQUE_VIOLATION = '23505';
-const ENDPOINT_COLUMNS = 'id, url, description, enabled, created_at';
+/** Events fanned out per delivery claimed. */
+const FAN_OUT_PER_CLAIMED = 8;
+/** The most delivery rows one fan-out statement writes (see webhook-stalls.test.ts). */
+const FAN_OUT_ROWS = 500;
+/** Deliveries deleted per statement when an endpoint is deleted. */
+const DELETE_BATCH = 250;
+const ENDPOINT_COLUMNS = 'id, url, description, enabled, disabled_reason, created_at';
 
 const sql = {
   // The count races with a concurrent registration: the cap may be passed by as many as register at once.
@@ -79,36 +94,31 @@ const sql = {
                    SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM webhook_endpoints) < $6
                    ON CONFLICT DO NOTHING`,
   urlHolder: 'SELECT id FROM webhook_endpoints WHERE url = $1 AND NOT duplicate_url',
+  // Enabling a disabled endpoint forgets why it was disabled and its failing streak, so that its
+  // pending deliveries are claimed again and auto-disable counts afresh. The right-hand sides read
+  // the row as it was.
   updateEndpoint: `UPDATE webhook_endpoints SET
                      url = coalesce($2, url),
                      duplicate_url = CASE WHEN $2::text IS NULL THEN duplicate_url ELSE false END,
                      description = CASE WHEN $3::boolean THEN $4 ELSE description END,
-                     enabled = coalesce($5, enabled)
+                     enabled = coalesce($5, enabled),
+                     disabled_reason = CASE
+                       WHEN $5::boolean THEN NULL
+                       WHEN NOT $5::boolean AND enabled THEN '${DISABLED_BY_REQUEST}'
+                       ELSE disabled_reason END,
+                     failing_since = CASE WHEN $5::boolean AND NOT enabled THEN NULL ELSE failing_since END
                    WHERE id = $1
                    RETURNING ${ENDPOINT_COLUMNS}`,
-  stopPending: `UPDATE webhook_deliveries SET status = 'failed', last_error = '${STOPPED_BY_DISABLING}', next_attempt_at = NULL
-                WHERE seq IN (
-                  -- An attempt in flight ends as it will; its outcome is recorded.
-                  SELECT seq FROM webhook_deliveries
-                  WHERE endpoint_id = $1 AND status = 'pending' AND (lease_until IS NULL OR lease_until <= now())
-                  LIMIT $2
-                ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND NOT enabled)`,
-  resumeStopped: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now()
-                  WHERE seq IN (
-                    SELECT seq FROM webhook_deliveries
-                    WHERE endpoint_id = $1 AND status = 'failed'
-                      AND (last_error IN ('${STOPPED_BY_GONE}', '${STOPPED_BY_DISABLING}') OR last_status = 410)
-                    LIMIT $2
-                  ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND enabled)`,
   rotateSecret: `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $3, secret = $2
                  WHERE id = $1`,
-  requeueFailed: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now()
+  requeueFailed: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), finished_at = NULL
                   WHERE seq IN (
                     SELECT seq FROM webhook_deliveries
                     WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= $2
                     ORDER BY created_at LIMIT $3
                   ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND enabled)`,
-  retryDelivery: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL
+  retryDelivery: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL,
+                    finished_at = NULL
                   WHERE seq = $2 AND endpoint_id = $1
                     AND (SELECT instance FROM webhook_settings) = $3
                     AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND enabled)`,
@@ -117,54 +127,105 @@ const sql = {
   replacePreviousSecret: 'UPDATE webhook_endpoints SET previous_secret = $3 WHERE id = $1 AND previous_secret = $2',
   listEndpoints: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`,
   getEndpoint: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
-  // Its deliveries go with it (ON DELETE CASCADE).
+  // Disabled first, so that no create announces to it while its deliveries go in batches; the
+  // few announced by creates that began before are deleted with it (ON DELETE CASCADE).
+  disableForDeletion: 'UPDATE webhook_endpoints SET enabled = false WHERE id = $1',
+  deleteDeliveries: `DELETE FROM webhook_deliveries WHERE seq IN (
+                       SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT $2
+                     )`,
   deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = $1',
   listDeliveries: `SELECT 'msg_' || s.instance || '_' || d.seq AS id, d.endpoint_id, d.plant_id, d.status, d.attempts,
                           d.last_status, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
                    FROM webhook_deliveries d CROSS JOIN webhook_settings s
                    WHERE d.endpoint_id = $1 ORDER BY d.seq DESC LIMIT $2`,
-  // SKIP LOCKED: replicas claiming at once each take different rows instead of queueing behind one
-  // another. A row another replica claimed and committed is no longer due (its lease runs), and
-  // READ COMMITTED re-checks that condition on the newest version of a row it locks. A replica that
-  // dies holding a lease holds nothing once lease_until passes: its peers take the delivery over.
-  claimDue: `WITH due AS (
-               SELECT seq FROM webhook_deliveries
-               WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())
-               ORDER BY next_attempt_at
-               LIMIT $1
-               FOR UPDATE SKIP LOCKED
+  // Takes turns across endpoints: each enabled endpoint's due deliveries in order, up to its room
+  // ($4 less what the claiming worker has in flight there), ranked so that every endpoint's first
+  // comes before any endpoint's second. SKIP LOCKED: replicas claiming at once each take different
+  // rows instead of queueing behind one another. A row another replica claimed and committed is no
+  // longer due (the lease moved next_attempt_at to its end), and READ COMMITTED re-checks that
+  // condition on the newest version of a row it locks. A replica that dies holding a lease holds
+  // nothing once the lease ends: the delivery is due again and its peers take it over.
+  claimDue: `WITH room AS (
+               SELECT e.id, $4::int - coalesce(b.n, 0) AS room
+               FROM webhook_endpoints e LEFT JOIN unnest($5::text[], $6::int[]) AS b (id, n) ON b.id = e.id
+               WHERE e.enabled
+             ), due AS (
+               SELECT d.seq, d.next_attempt_at,
+                      row_number() OVER (PARTITION BY r.id ORDER BY d.next_attempt_at) AS turn
+               FROM room r CROSS JOIN LATERAL (
+                 SELECT seq, next_attempt_at FROM webhook_deliveries
+                 WHERE endpoint_id = r.id AND status = 'pending' AND next_attempt_at <= now()
+                 ORDER BY next_attempt_at
+                 LIMIT greatest(least(r.room, $1), 0)
+                 FOR UPDATE SKIP LOCKED
+               ) d
+             ), chosen AS (
+               SELECT seq FROM due ORDER BY turn, next_attempt_at LIMIT $1
              ), claimed AS (
                UPDATE webhook_deliveries d
-               SET lease_until = now() + $2::float8 * interval '1 millisecond', lease_token = $3
-               FROM due WHERE d.seq = due.seq
+               SET lease_until = now() + $2::float8 * interval '1 millisecond',
+                   next_attempt_at = now() + $2::float8 * interval '1 millisecond', lease_token = $3
+               FROM chosen WHERE d.seq = chosen.seq
                RETURNING d.seq, d.endpoint_id, d.plant_id, d.name, d.tag, d.attempts, d.created_at
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
                     CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret,
                     c.plant_id, c.name, c.tag, c.attempts, c.created_at
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
-  // Only while the lease holds. On 410 Gone the same statement disables the endpoint and fails its
-  // other pending deliveries.
-  recordAttempt: `WITH recorded AS (
-                    UPDATE webhook_deliveries SET
-                      status = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
-                      attempts = attempts + 1, last_status = $4, last_error = $5,
-                      next_attempt_at = CASE WHEN $3::text = 'retry' THEN now() + $6::float8 * interval '1 millisecond' END,
-                      delivered_at = CASE WHEN $3::text = 'delivered' THEN now() END,
-                      lease_until = NULL, lease_token = NULL
-                    WHERE seq = $1 AND lease_token = $2 AND status = 'pending'
-                    RETURNING endpoint_id
-                  ), disabled AS (
-                    UPDATE webhook_endpoints SET enabled = false
-                    WHERE $3::text = 'gone' AND id IN (SELECT endpoint_id FROM recorded)
-                    RETURNING id
-                  ), failed AS (
-                    UPDATE webhook_deliveries SET status = 'failed', last_error = '${STOPPED_BY_GONE}',
-                      next_attempt_at = NULL, lease_until = NULL, lease_token = NULL
-                    WHERE endpoint_id IN (SELECT id FROM disabled) AND status = 'pending' AND seq <> $1
-                  )
-                  SELECT count(*) AS held FROM recorded`,
-  backlog: "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+  // Many attempts in one statement, each only while its lease holds. An endpoint's failing streak
+  // is written only when it starts or ends (a delivered attempt among the batch ends it), not at
+  // every attempt: one row every replica would otherwise update all the time.
+  recordAttempts: `WITH input AS (
+                     SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::int[], $5::text[], $6::float8[])
+                       AS t (seq, token, outcome, status, error, retry_ms)
+                   ), recorded AS (
+                     UPDATE webhook_deliveries d SET
+                       status = CASE i.outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
+                       attempts = d.attempts + 1, last_status = i.status, last_error = i.error,
+                       next_attempt_at = CASE WHEN i.outcome = 'retry' THEN now() + i.retry_ms * interval '1 millisecond' END,
+                       delivered_at = CASE WHEN i.outcome = 'delivered' THEN now() END,
+                       finished_at = CASE WHEN i.outcome <> 'retry' THEN now() END,
+                       lease_until = NULL, lease_token = NULL
+                     FROM input i
+                     WHERE d.seq = i.seq AND d.lease_token = i.token AND d.status = 'pending'
+                     RETURNING d.seq, d.endpoint_id, i.outcome
+                   ), streak AS (
+                     UPDATE webhook_endpoints e SET failing_since = CASE WHEN r.delivered THEN NULL ELSE now() END
+                     FROM (SELECT endpoint_id, bool_or(outcome = 'delivered') AS delivered FROM recorded GROUP BY endpoint_id) r
+                     WHERE e.id = r.endpoint_id AND (e.failing_since IS NULL) = NOT r.delivered
+                   )
+                   SELECT seq FROM recorded`,
+  disableEndpoint: `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2
+                    WHERE id = $1 AND enabled AND ($3::timestamptz IS NULL OR failing_since <= $3)`,
+  // SKIP LOCKED: replicas pruning at once delete different rows instead of waiting for each other.
+  pruneFinished: `DELETE FROM webhook_deliveries WHERE seq IN (
+                    SELECT seq FROM webhook_deliveries WHERE finished_at < $1 ORDER BY finished_at LIMIT $2
+                    FOR UPDATE SKIP LOCKED
+                  )`,
+  // A disabled endpoint's pending deliveries wait for it to be enabled again: not a backlog.
+  // The oldest events up to $1 (any when null), at most $2 of them and $3 delivery rows, each event
+  // to every enabled endpoint registered by then. SKIP LOCKED: replicas fanning out at once take
+  // different events.
+  fanOut: `WITH batch AS (
+             DELETE FROM webhook_events WHERE seq IN (
+               SELECT seq FROM webhook_events WHERE $1::int8 IS NULL OR seq <= $1 ORDER BY seq
+               LIMIT greatest(1, least($2::int, $3::int / greatest(1, (SELECT count(*) FROM webhook_endpoints WHERE enabled))::int))
+               FOR UPDATE SKIP LOCKED
+             )
+             RETURNING seq, plant_id, name, tag, created_at
+           ), fanned AS (
+             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
+             SELECT ep.id, b.plant_id, b.name, b.tag, b.created_at, b.created_at
+             FROM batch b JOIN webhook_endpoints ep ON ep.enabled AND ep.created_at <= b.created_at
+             ORDER BY b.seq, ep.created_at, ep.id
+           )
+           SELECT count(*) AS events FROM batch`,
+  lastEvent: 'SELECT max(seq) AS seq FROM webhook_events',
+  eventBacklog: `SELECT (SELECT count(*) FROM webhook_events) * (SELECT count(*) FROM webhook_endpoints WHERE enabled) AS pending,
+                        (SELECT created_at FROM webhook_events ORDER BY seq LIMIT 1) AS oldest`,
+  backlog: `SELECT count(*) AS pending, min(d.created_at) AS oldest
+            FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.status = 'pending' AND e.enabled`,
 };
 
 type Run = <T>(operation: () => Promise<T>) => Promise<T>;
@@ -173,6 +234,7 @@ type Run = <T>(operation: () => Promise<T>) => Promise<T>;
 export class PostgresWebhookStore implements WebhookStore {
   readonly #pool: pg.Pool;
   readonly #run: Run;
+  readonly #announced = new AnnounceListeners();
 
   constructor(pool: pg.Pool, run: Run) {
     this.#pool = pool;
@@ -207,14 +269,6 @@ export class PostgresWebhookStore implements WebhookStore {
         return { outcome: 'url-taken', holder };
       }
     });
-  }
-
-  stopPending(endpointId: string, limit: number): Promise<number> {
-    return this.#count(sql.stopPending, [endpointId, limit]);
-  }
-
-  resumeStopped(endpointId: string, limit: number): Promise<number> {
-    return this.#count(sql.resumeStopped, [endpointId, limit]);
   }
 
   rotateSecret(id: string, secret: string, previousUntil: Date): Promise<boolean> {
@@ -273,11 +327,20 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   deleteEndpoint(id: string): Promise<boolean> {
-    return this.#run(async () => (await this.#pool.query(sql.deleteEndpoint, [id])).rowCount === 1);
+    return this.#run(async () => {
+      if ((await this.#pool.query(sql.disableForDeletion, [id])).rowCount === 0) return false;
+      // In batches, each its own statement: none holds the table or the statement timeout for long.
+      while ((await this.#pool.query(sql.deleteDeliveries, [id, DELETE_BATCH])).rowCount === DELETE_BATCH);
+      return (await this.#pool.query(sql.deleteEndpoint, [id])).rowCount === 1;
+    });
   }
 
   listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined> {
     return this.#run(async () => {
+      // Listing answers every announcement made before it, fanned out in bounded statements.
+      const { rows } = await this.#pool.query<{ seq: bigint | null }>(sql.lastEvent);
+      const last = rows[0]?.seq ?? null;
+      if (last !== null) while ((await this.#fanOut(last, Number.MAX_SAFE_INTEGER)) > 0);
       const [endpoint, deliveries] = await Promise.all([
         this.#pool.query(sql.getEndpoint, [endpointId]),
         this.#pool.query<DeliveryRow>(sql.listDeliveries, [endpointId, limit]),
@@ -286,10 +349,19 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  claimDue({ limit, leaseMs }: ClaimOptions): Promise<ClaimedDelivery[]> {
+  claimDue({ limit, leaseMs, perEndpoint, inFlight }: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.#run(async () => {
+      // A few times what is claimed, so that fanning out keeps ahead of delivering.
+      await this.#fanOut(null, FAN_OUT_PER_CLAIMED * limit);
       const token = randomUUID();
-      const { rows } = await this.#pool.query<ClaimedRow>(sql.claimDue, [limit, leaseMs, token]);
+      const { rows } = await this.#pool.query<ClaimedRow>(sql.claimDue, [
+        limit,
+        leaseMs,
+        token,
+        perEndpoint,
+        [...inFlight.keys()],
+        [...inFlight.values()],
+      ]);
       return rows.map((row) => ({
         id: row.id,
         seq: row.seq,
@@ -306,24 +378,72 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
+  async recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
+    return (await this.recordAttempts([{ claim, result }]))[0] === true;
+  }
+
+  recordAttempts(attempts: readonly RecordedAttempt[]): Promise<boolean[]> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ held: bigint }>(sql.recordAttempt, [
-        claim.seq.toString(),
-        claim.leaseToken,
-        result.outcome,
-        'status' in result && result.status !== undefined ? result.status : null,
-        'error' in result ? result.error : null,
-        result.outcome === 'retry' ? result.retryInMs : null,
+      const { rows } = await this.#pool.query<{ seq: bigint }>(sql.recordAttempts, [
+        attempts.map(({ claim }) => claim.seq.toString()),
+        attempts.map(({ claim }) => claim.leaseToken),
+        attempts.map(({ result }) => result.outcome),
+        attempts.map(({ result }) => ('status' in result && result.status !== undefined ? result.status : null)),
+        attempts.map(({ result }) => ('error' in result ? result.error : null)),
+        attempts.map(({ result }) => (result.outcome === 'retry' ? result.retryInMs : null)),
       ]);
-      return Number(rows[0]?.held ?? 0) === 1;
+      const held = new Set(rows.map((row) => row.seq));
+      return attempts.map(({ claim }) => held.has(claim.seq));
     });
+  }
+
+  disableEndpoint(id: string, reason: string, failingSince?: Date): Promise<boolean> {
+    return this.#run(
+      async () => (await this.#pool.query(sql.disableEndpoint, [id, reason, failingSince ?? null])).rowCount === 1,
+    );
+  }
+
+  pruneFinished(before: Date, limit: number): Promise<number> {
+    return this.#run(async () => (await this.#pool.query(sql.pruneFinished, [before, limit])).rowCount ?? 0);
+  }
+
+  onAnnounce(listener: () => void): () => void {
+    return this.#announced.add(listener);
+  }
+
+  /** Tells this process's delivery worker that plants were announced (PostgresPlantStore calls it after creates). */
+  announced(): void {
+    this.#announced.notify();
   }
 
   backlog(): Promise<WebhookBacklog> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<{ pending: bigint; oldest: Date | null }>(sql.backlog);
-      return { pending: Number(rows[0]?.pending ?? 0), oldestPendingAt: rows[0]?.oldest ?? undefined };
+      type Backlog = { pending: bigint; oldest: Date | null };
+      const [deliveries, events] = await Promise.all([
+        this.#pool.query<Backlog>(sql.backlog),
+        this.#pool.query<Backlog>(sql.eventBacklog),
+      ]);
+      const pending = Number(deliveries.rows[0]?.pending ?? 0) + Number(events.rows[0]?.pending ?? 0);
+      const oldest = [
+        deliveries.rows[0]?.oldest,
+        Number(events.rows[0]?.pending ?? 0) > 0 ? events.rows[0]?.oldest : null,
+      ]
+        .filter((date): date is Date => date instanceof Date)
+        .sort((a, b) => a.getTime() - b.getTime())[0];
+      return { pending, oldestPendingAt: oldest };
     });
+  }
+
+  /**
+   * Fans out a batch of events up to `last` (any when null), at most `events` of them and never
+   * more than FAN_OUT_ROWS deliveries; resolves with how many events it took.
+   */
+  async #fanOut(last: bigint | null, events: number): Promise<number> {
+    const { rows } = await this.#pool.query<{ events: bigint }>(sql.fanOut, [
+      last === null ? null : last.toString(),
+      Math.min(events, 2 ** 31 - 1),
+      FAN_OUT_ROWS,
+    ]);
+    return Number(rows[0]?.events ?? 0);
   }
 }

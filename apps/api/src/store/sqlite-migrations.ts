@@ -67,4 +67,19 @@ export const sqliteMigrations: readonly string[] = [
    );
    CREATE UNIQUE INDEX webhook_endpoints_url ON webhook_endpoints (url) WHERE duplicate_url = 0;
    CREATE INDEX webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at) WHERE status = 'failed'`,
+  // Claims take turns across endpoints: each endpoint's due deliveries in order, from its own
+  // range of the index. A lease moves next_attempt_at to the lease's end, so leased deliveries are
+  // not due and no claim walks past them.
+  // finished_at: when a delivery was delivered or failed, for retention; the deliveries finished
+  // before this column existed count as finished when delivered, or (failed) when created.
+  // Endpoints: why one is disabled (until then only 410 Gone disabled any), and since when every
+  // attempt to it has failed (NULL while the last one was delivered), for auto-disable.
+  `DROP INDEX webhook_deliveries_due;
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+   ALTER TABLE webhook_deliveries ADD COLUMN finished_at INTEGER;
+   UPDATE webhook_deliveries SET finished_at = coalesce(delivered_at, created_at) WHERE status <> 'pending';
+   CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE finished_at IS NOT NULL;
+   ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;
+   ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER;
+   UPDATE webhook_endpoints SET disabled_reason = 'The receiver answered 410 Gone.' WHERE NOT enabled`,
 ];

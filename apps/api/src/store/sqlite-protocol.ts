@@ -1,59 +1,138 @@
 /**
  * What SqlitePlantStore (main thread) and its database worker say to each other. A batch travels as
- * one flat array of op codes, each followed by its arguments, and comes back as one flat array of
- * results: cloning a flat array of primitives is the cheapest postMessage there is.
+ * one flat array of operation codes, each followed by its arguments, and comes back as one flat
+ * array of results: cloning a flat array of primitives is the cheapest postMessage there is.
  */
-export const Op = {
-  /** id, name, tag | null → true when inserted, else the stored [name, tag]. */
-  create: 0,
-  /** id → whether a row was deleted. */
-  delete: 1,
-  /** id → the stored [name, tag], or null. */
-  get: 2,
-  /** after | null, limit, tag | null → [id, name, tag, id, name, tag, …]. */
-  list: 3,
-  /** → true. */
-  health: 4,
-  /** → true, once the database is closed; always the last op the store sends. */
-  close: 5,
-  /** id, url, description | null, secret, createdAt (ms), most endpoints → true when registered, false when there are too many, else the id of the endpoint that has the URL. */
-  createEndpoint: 6,
+/**
+ * Every operation the store sends its database worker: its arguments and its result as they cross
+ * between the threads (a result is never undefined: that marks a write rolled back, see BatchReply).
+ * The argument counts, the store's submit signature and the worker's handlers are all derived from
+ * this table, so an operation whose arguments change fails the typecheck wherever it is used.
+ */
+export type Operations = {
+  /** → true when inserted, else the stored [name, tag]. */
+  create: { args: [id: bigint, name: string, tag: string | null]; result: true | PlantRow };
+  /** → whether a row was deleted. */
+  delete: { args: [id: bigint]; result: boolean };
+  /** → the stored [name, tag], or null. */
+  get: { args: [id: bigint]; result: PlantRow | null };
+  /** → [id, name, tag, id, name, tag, …]. */
+  list: { args: [after: bigint | null, limit: number, tag: string | null]; result: (bigint | string | null)[] };
+  health: { args: []; result: true };
+  /** → true, once the database is closed; always the last operation the store sends. */
+  close: { args: []; result: true };
+  /**
+   * → true when registered; false when `most` endpoints exist already; else the id of the endpoint
+   * that has the URL (the unique index refused it).
+   */
+  createEndpoint: {
+    args: [id: string, url: string, description: string | null, secret: string, createdAt: number, most: number];
+    result: boolean | string;
+  };
+  /**
+   * Changes what is not null (`setDescription` 1: the description, null removing it) → the
+   * endpoint's row; null when there is none; else the id of the endpoint that has the URL.
+   */
+  updateEndpoint: {
+    args: [id: string, url: string | null, setDescription: number, description: string | null, enabled: number | null];
+    result: EndpointRow | string | null;
+  };
+  /** → whether the endpoint exists (its secret is then `secret`, the current one signing too until `until`). */
+  rotateSecret: { args: [id: string, secret: string, until: number]; result: boolean };
+  /** → how many failed deliveries created at or after `since` are pending again, due now. */
+  requeueFailed: { args: [endpointId: string, since: number, limit: number, now: number]; result: number };
+  /** → whether the delivery exists (it is then pending and due now). */
+  retryDelivery: { args: [endpointId: string, deliveryId: string, now: number]; result: boolean };
+  /** → every endpoint's secrets as stored. */
+  endpointSecrets: { args: []; result: SecretsRow[] };
+  /** → whether the stored secret was still `from` (it is then `to`). */
+  replaceSecret: {
+    args: [id: string, which: 'secret' | 'previousSecret', from: string, to: string];
+    result: boolean;
+  };
   /** → endpoint rows, oldest first. */
-  listEndpoints: 7,
-  /** id → the endpoint row, or null. */
-  getEndpoint: 8,
-  /** id → whether an endpoint (and its deliveries) was deleted. */
-  deleteEndpoint: 9,
-  /** endpoint id, limit → delivery rows newest first, or null when there is no such endpoint. */
-  listDeliveries: 10,
-  /** now (ms), limit, lease until (ms), lease token → claimed delivery rows. */
-  claimDue: 11,
-  /** seq, lease token, outcome, status | null, error | null, next attempt (ms) | null, now (ms), endpoint id → whether the lease held. */
-  recordAttempt: 12,
+  listEndpoints: { args: []; result: EndpointRow[] };
+  getEndpoint: { args: [id: string]; result: EndpointRow | null };
+  /**
+   * → null when there is no such endpoint; else disables it and deletes up to `batch` of its
+   * deliveries, then the endpoint once none is left: true when deleted, false to ask again.
+   */
+  deleteEndpoint: { args: [id: string, batch: number]; result: boolean | null };
+  /** → delivery rows newest first, or null when there is no such endpoint. */
+  listDeliveries: { args: [endpointId: string, limit: number]; result: DeliveryRow[] | null };
+  /** → claimed delivery rows; `inFlight` is [endpoint id, attempts in flight, …]. */
+  claimDue: {
+    args: [
+      now: number,
+      limit: number,
+      leaseUntil: number,
+      leaseToken: string,
+      perEndpoint: number,
+      inFlight: (string | number)[],
+    ];
+    result: ClaimedRow[];
+  };
+  /**
+   * `records` is [seq, lease token, outcome, status | null, error | null, next attempt (ms) | null,
+   * endpoint id, …] → whether each lease held, in order (then its endpoint's failing streak starts
+   * or ends).
+   */
+  recordAttempts: { args: [now: number, records: unknown[]]; result: boolean[] };
   /** → [pending count, oldest created_at (ms) | null]. */
-  backlog: 13,
-  /** id, url | null, whether description changes (0/1), description | null, enabled (0/1) | null → the endpoint row, null when there is none, or the id of the endpoint that has the URL. */
-  updateEndpoint: 14,
-  /** endpoint id, limit, now (ms) → how many pending deliveries (not leased) of the disabled endpoint were failed. */
-  stopPending: 15,
-  /** endpoint id, limit, now (ms) → how many stopped deliveries of the enabled endpoint are pending again. */
-  resumeStopped: 16,
-  /** id, secret, previous secret valid until (ms) → whether the endpoint exists. */
-  rotateSecret: 17,
-  /** endpoint id, since (ms), limit, now (ms) → how many failed deliveries are pending again. */
-  requeueFailed: 18,
-  /** endpoint id, delivery id, now (ms) → whether the delivery (of an enabled endpoint) is pending again. */
-  retryDelivery: 19,
-  /** → [id, secret, previous secret | null] rows. */
-  endpointSecrets: 20,
-  /** id, 'secret' | 'previousSecret', from, to → whether it was replaced. */
-  replaceSecret: 21,
-} as const;
+  backlog: { args: []; result: [pending: number, oldest: number | null] };
+  /** → how many finished deliveries were deleted. */
+  pruneFinished: { args: [finishedBefore: number, limit: number]; result: number };
+  /**
+   * Fans out a bounded batch of events up to `last` (null: the newest) → null once none up to it
+   * is left, else the seq to ask again with.
+   */
+  fanOut: { args: [last: bigint | null]; result: bigint | null };
+  /** → whether the endpoint was disabled now. */
+  disableEndpoint: { args: [id: string, reason: string, failingSince: number | null]; result: boolean };
+};
 
-export type Op = (typeof Op)[keyof typeof Op];
+export type OpName = keyof Operations;
+export type OpArgs<K extends OpName> = Operations[K]['args'];
+export type OpResult<K extends OpName> = Operations[K]['result'];
 
-/** How many arguments follow each op code, by op code. */
-export const OP_ARGUMENTS: readonly number[] = [3, 1, 1, 3, 0, 0, 6, 0, 1, 1, 2, 4, 8, 0, 5, 3, 3, 3, 4, 3, 0, 4];
+/**
+ * Each operation's code on the wire, how many arguments follow it (held to the table above by its
+ * type), and whether it writes (its result is dropped when the batch rolls back).
+ */
+export const OPERATIONS = {
+  create: { code: 0, arity: 3, writes: true },
+  delete: { code: 1, arity: 1, writes: true },
+  get: { code: 2, arity: 1, writes: false },
+  list: { code: 3, arity: 3, writes: false },
+  health: { code: 4, arity: 0, writes: false },
+  close: { code: 5, arity: 0, writes: false },
+  createEndpoint: { code: 6, arity: 6, writes: true },
+  listEndpoints: { code: 7, arity: 0, writes: false },
+  getEndpoint: { code: 8, arity: 1, writes: false },
+  deleteEndpoint: { code: 9, arity: 2, writes: true },
+  listDeliveries: { code: 10, arity: 2, writes: false },
+  claimDue: { code: 11, arity: 6, writes: true },
+  recordAttempts: { code: 12, arity: 2, writes: true },
+  backlog: { code: 13, arity: 0, writes: false },
+  pruneFinished: { code: 14, arity: 2, writes: true },
+  fanOut: { code: 15, arity: 1, writes: true },
+  disableEndpoint: { code: 16, arity: 3, writes: true },
+  updateEndpoint: { code: 17, arity: 5, writes: true },
+  rotateSecret: { code: 18, arity: 3, writes: true },
+  requeueFailed: { code: 19, arity: 4, writes: true },
+  retryDelivery: { code: 20, arity: 3, writes: true },
+  endpointSecrets: { code: 21, arity: 0, writes: false },
+  replaceSecret: { code: 22, arity: 4, writes: true },
+} as const satisfies { [K in OpName]: { code: number; arity: OpArgs<K>['length']; writes: boolean } };
+
+/** The operations by code: what the worker decodes a batch with. */
+export const OPERATIONS_BY_CODE: readonly { name: OpName; arity: number; writes: boolean }[] = Object.entries(
+  OPERATIONS,
+)
+  .sort(([, a], [, b]) => a.code - b.code)
+  .map(([name, { arity, writes }]) => ({ name: name as OpName, arity, writes }));
+
+export type PlantRow = [name: string, tag: string | null];
 
 /**
  * The reply to a batch: `[failure, result, result, …]`, one result per op in order. `failure` is
@@ -78,6 +157,7 @@ export type EndpointRow = {
   url: string;
   description: string | null;
   enabled: number | bigint;
+  disabled_reason: string | null;
   created_at: number | bigint;
 };
 
@@ -108,3 +188,5 @@ export type ClaimedRow = {
   attempts: number | bigint;
   created_at: number | bigint;
 };
+
+export type SecretsRow = { id: string; secret: string; previous_secret: string | null };

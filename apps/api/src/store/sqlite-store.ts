@@ -15,20 +15,24 @@ import {
   type DeliveryRow,
   type EndpointRow,
   type ErrorDescription,
-  Op,
+  OPERATIONS,
+  type OpArgs,
+  type OpName,
+  type OpResult,
   type StartupMessage,
   type WorkerData,
 } from './sqlite-protocol.ts';
-import type {
-  ClaimedDelivery,
-  CreateEndpointOutcome,
-  DeliveryStatus,
-  EndpointSecrets,
-  StoredDelivery,
-  StoredEndpoint,
-  UpdateEndpointOutcome,
-  WebhookBacklog,
-  WebhookStore,
+import {
+  AnnounceListeners,
+  type ClaimedDelivery,
+  type CreateEndpointOutcome,
+  type DeliveryStatus,
+  type EndpointSecrets,
+  type StoredDelivery,
+  type StoredEndpoint,
+  type UpdateEndpointOutcome,
+  type WebhookBacklog,
+  type WebhookStore,
 } from './webhook-store.ts';
 
 export const SQLITE_FILE_NAME = 'plants.sqlite';
@@ -53,22 +57,20 @@ type Pending = {
   reject: (error: unknown) => void;
 };
 
-type Row = [name: string, tag: string | null];
-
 const toPlant = (id: bigint, name: string, tag: string | null): StoredPlant =>
   tag === null ? { id, name } : { id, name, tag };
 
-const decodeCreate = (plant: StoredPlant, result: unknown): CreateOutcome => {
+const decodeCreate = (plant: StoredPlant, result: OpResult<'create'>): CreateOutcome => {
   if (result === true) return { outcome: 'created', plant };
-  const [name, tag] = result as Row;
+  const [name, tag] = result;
   const existing = toPlant(plant.id, name, tag);
   return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
 };
 
-const decodeGet = (id: bigint, result: unknown): StoredPlant | undefined =>
-  result === null ? undefined : toPlant(id, ...(result as Row));
+const decodeGet = (id: bigint, result: OpResult<'get'>): StoredPlant | undefined =>
+  result === null ? undefined : toPlant(id, ...result);
 
-const decodeList = (_: undefined, result: unknown): StoredPlant[] => {
+const decodeList = (_: undefined, result: OpResult<'list'>): StoredPlant[] => {
   const flat = result as unknown[];
   const plants: StoredPlant[] = [];
   for (let at = 0; at < flat.length; at += 3) {
@@ -77,9 +79,13 @@ const decodeList = (_: undefined, result: unknown): StoredPlant[] => {
   return plants;
 };
 
-const decodeBoolean = (_: undefined, result: unknown): boolean => result as boolean;
+const decodeBoolean = (_: undefined, result: boolean): boolean => result;
 
-const decodeNumber = (_: undefined, result: unknown): number => result as number;
+/** The result as it came: for operations the store loops on. */
+const asIs = <R>(_: undefined, result: R): R => result;
+
+/** Deliveries deleted per operation when an endpoint is deleted. */
+const DELETE_BATCH = 250;
 
 const decodeNothing = (): void => {};
 
@@ -88,6 +94,7 @@ const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   url: row.url,
   ...(row.description !== null && { description: row.description }),
   enabled: Number(row.enabled) === 1,
+  ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: new Date(Number(row.created_at)),
 });
 
@@ -130,12 +137,23 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
  * commit: one fsync acknowledges them all). While it commits, new operations wait here and form the
  * next batch, so batches grow with load. Reads share the queue, so a read sees every write
  * acknowledged before it was issued.
+ *
+ * The webhook outbox's own work (fan-out, claims, attempts recorded, deletions and pruning in
+ * batches) travels in a lane of its own: its batches alternate with those of requests, so that a
+ * plant operation waits behind at most one batch of that work, never behind a queue of it.
  */
 export class SqlitePlantStore implements PlantStore {
   readonly #worker: Worker;
-  /** Operations of the next batch, and that batch's message. */
+  /** Operations of the next batch of requests, and that batch's message. */
   #queued: Pending[] = [];
   #message: unknown[] = [];
+  /** The same for the outbox's work (see the class comment). */
+  #background: Pending[] = [];
+  #backgroundMessage: unknown[] = [];
+  /** Whether the last batch sent was the outbox's: the next is the requests', if any wait. */
+  #sentBackground = false;
+  /** Close is queued last in the outbox's lane: every request queued before it goes first. */
+  #closeQueued = false;
   /** The batch the worker is running; at most one at a time. */
   #sent: Pending[] | undefined;
   #flushScheduled = false;
@@ -154,10 +172,10 @@ export class SqlitePlantStore implements PlantStore {
             const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
             return { outcome: 'created', endpoint: created };
           }
-          return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result as string };
+          return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result };
         },
         undefined,
-        Op.createEndpoint,
+        'createEndpoint',
         id,
         url,
         description ?? null,
@@ -171,95 +189,111 @@ export class SqlitePlantStore implements PlantStore {
         (_: undefined, result): UpdateEndpointOutcome => {
           if (result === null) return { outcome: 'not-found' };
           if (typeof result === 'string') return { outcome: 'url-taken', holder: result };
-          return { outcome: 'updated', endpoint: toEndpoint(result as EndpointRow) };
+          return { outcome: 'updated', endpoint: toEndpoint(result) };
         },
         undefined,
-        Op.updateEndpoint,
+        'updateEndpoint',
         id,
         url ?? null,
         description === undefined ? 0 : 1,
         description ?? null,
         enabled === undefined ? null : Number(enabled),
       ),
-    stopPending: (endpointId, limit) =>
-      this.#submit(decodeNumber, undefined, Op.stopPending, endpointId, limit, Date.now()),
-    resumeStopped: (endpointId, limit) =>
-      this.#submit(decodeNumber, undefined, Op.resumeStopped, endpointId, limit, Date.now()),
     rotateSecret: (id, secret, previousUntil) =>
-      this.#submit(decodeBoolean, undefined, Op.rotateSecret, id, secret, previousUntil.getTime()),
+      this.#submit(asIs, undefined, 'rotateSecret', id, secret, previousUntil.getTime()),
     requeueFailed: (endpointId, since, limit) =>
-      this.#submit(decodeNumber, undefined, Op.requeueFailed, endpointId, since.getTime(), limit, Date.now()),
+      this.#submit(asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, Date.now()),
     retryDelivery: (endpointId, deliveryId) =>
-      this.#submit(decodeBoolean, undefined, Op.retryDelivery, endpointId, deliveryId, Date.now()),
+      this.#submit(asIs, undefined, 'retryDelivery', endpointId, deliveryId, Date.now()),
     endpointSecrets: () =>
       this.#submit(
         (_: undefined, rows) =>
-          (rows as { id: string; secret: string; previous_secret: string | null }[]).map(
+          rows.map(
             ({ id, secret, previous_secret }): EndpointSecrets =>
               previous_secret === null ? { id, secret } : { id, secret, previousSecret: previous_secret },
           ),
         undefined,
-        Op.endpointSecrets,
+        'endpointSecrets',
       ),
-    replaceSecret: (id, which, from, to) =>
-      this.#submit(decodeBoolean, undefined, Op.replaceSecret, id, which, from, to),
-    listEndpoints: () =>
-      this.#submit((_: undefined, rows) => (rows as EndpointRow[]).map(toEndpoint), undefined, Op.listEndpoints),
+    replaceSecret: (id, which, from, to) => this.#submit(asIs, undefined, 'replaceSecret', id, which, from, to),
+    listEndpoints: () => this.#submit((_: undefined, rows) => rows.map(toEndpoint), undefined, 'listEndpoints'),
     getEndpoint: (id) =>
-      this.#submit(
-        (_: undefined, row) => (row === null ? undefined : toEndpoint(row as EndpointRow)),
+      this.#submit((_: undefined, row) => (row === null ? undefined : toEndpoint(row)), undefined, 'getEndpoint', id),
+    deleteEndpoint: async (id) => {
+      // In batches, each its own transaction: plant operations take turns with a large deletion.
+      for (;;) {
+        const deleted = await this.#submitBackground(asIs, undefined, 'deleteEndpoint', id, DELETE_BATCH);
+        if (deleted !== false) return deleted === true;
+      }
+    },
+    listDeliveries: async (endpointId, limit) => {
+      // Listing answers every announcement made before it, fanned out in bounded batches, each its
+      // own transaction: plant operations take turns with a large fan-out.
+      let last: bigint | null = null;
+      do last = await this.#submitBackground(asIs, undefined, 'fanOut', last);
+      while (last !== null);
+      return this.#submit(
+        (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
         undefined,
-        Op.getEndpoint,
-        id,
-      ),
-    deleteEndpoint: (id) => this.#submit(decodeBoolean, undefined, Op.deleteEndpoint, id),
-    listDeliveries: (endpointId, limit) =>
-      this.#submit(
-        (_: undefined, rows) => (rows === null ? undefined : (rows as DeliveryRow[]).map(toDelivery)),
-        undefined,
-        Op.listDeliveries,
+        'listDeliveries',
         endpointId,
         limit,
-      ),
-    claimDue: ({ limit, leaseMs }) => {
+      );
+    },
+    claimDue: ({ limit, leaseMs, perEndpoint, inFlight }) => {
       const token = randomUUID();
       const now = Date.now();
-      return this.#submit(
-        (_: undefined, rows) => (rows as ClaimedRow[]).map((row) => toClaimed(row, token)),
+      return this.#submitBackground(
+        (_: undefined, rows) => rows.map((row) => toClaimed(row, token)),
         undefined,
-        Op.claimDue,
+        'claimDue',
         now,
         limit,
         now + leaseMs,
         token,
+        perEndpoint,
+        [...inFlight].flat(),
       );
     },
-    recordAttempt: (claim, result) => {
+    recordAttempt: async (claim, result) => (await this.webhooks.recordAttempts([{ claim, result }]))[0] === true,
+    recordAttempts: (attempts) => {
       const now = Date.now();
-      return this.#submit(
-        decodeBoolean,
-        undefined,
-        Op.recordAttempt,
-        claim.seq,
-        claim.leaseToken,
-        result.outcome,
-        'status' in result && result.status !== undefined ? result.status : null,
-        'error' in result ? result.error : null,
-        result.outcome === 'retry' ? now + result.retryInMs : null,
-        now,
-        claim.endpointId,
-      );
+      const flat: unknown[] = [];
+      for (const { claim, result } of attempts) {
+        flat.push(
+          claim.seq,
+          claim.leaseToken,
+          result.outcome,
+          'status' in result && result.status !== undefined ? result.status : null,
+          'error' in result ? result.error : null,
+          result.outcome === 'retry' ? now + result.retryInMs : null,
+          claim.endpointId,
+        );
+      }
+      return this.#submitBackground(asIs, undefined, 'recordAttempts', now, flat);
     },
     backlog: () =>
-      this.#submit(
-        (_: undefined, result): WebhookBacklog => {
-          const [pending, oldest] = result as [number, number | null];
+      this.#submitBackground(
+        (_: undefined, [pending, oldest]): WebhookBacklog => {
           return { pending, oldestPendingAt: oldest === null ? undefined : new Date(oldest) };
         },
         undefined,
-        Op.backlog,
+        'backlog',
       ),
+    disableEndpoint: (id, reason, failingSince) =>
+      this.#submitBackground(
+        decodeBoolean,
+        undefined,
+        'disableEndpoint',
+        id,
+        reason,
+        failingSince === undefined ? null : failingSince.getTime(),
+      ),
+    pruneFinished: (before, limit) => this.#submitBackground(asIs, undefined, 'pruneFinished', before.getTime(), limit),
+    onAnnounce: (listener) => this.#announced.add(listener),
   };
+
+  readonly #announced = new AnnounceListeners();
 
   private constructor(worker: Worker) {
     this.#worker = worker;
@@ -310,29 +344,30 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
-    return this.#submit(decodeCreate, plant, Op.create, plant.id, plant.name, plant.tag ?? null);
+    return this.#submit(decodeCreate, plant, 'create', plant.id, plant.name, plant.tag ?? null);
   }
 
   delete(id: bigint): Promise<boolean> {
-    return this.#submit(decodeBoolean, undefined, Op.delete, id);
+    return this.#submit(decodeBoolean, undefined, 'delete', id);
   }
 
   get(id: bigint): Promise<StoredPlant | undefined> {
-    return this.#submit(decodeGet, id, Op.get, id);
+    return this.#submit(decodeGet, id, 'get', id);
   }
 
   list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
-    return this.#submit(decodeList, undefined, Op.list, after ?? null, limit, tag ?? null);
+    return this.#submit(decodeList, undefined, 'list', after ?? null, limit, tag ?? null);
   }
 
   health(): Promise<void> {
-    return this.#submit(decodeNothing, undefined, Op.health);
+    return this.#submit(decodeNothing, undefined, 'health');
   }
 
   /** Finishes the operations already issued, closes the database and ends the worker. */
   close(): Promise<void> {
     if (this.#closing === undefined) {
-      const closed = this.#submit(decodeNothing, undefined, Op.close);
+      const closed = this.#submitBackground(decodeNothing, undefined, 'close');
+      this.#closeQueued = true;
       // After a crash there is nothing left to close: every pending operation has already failed.
       this.#closing = closed
         .catch(() => {})
@@ -348,15 +383,51 @@ export class SqlitePlantStore implements PlantStore {
     return this.#worker.terminate();
   }
 
-  #submit<I, T>(decode: (input: I, result: unknown) => T, input: I, ...message: unknown[]): Promise<T> {
+  #submit<K extends OpName, I, T>(
+    decode: (input: I, result: OpResult<K>) => T,
+    input: I,
+    op: K,
+    ...args: OpArgs<K>
+  ): Promise<T> {
     if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const { promise, resolve, reject } = Promise.withResolvers<T>();
-    if (this.#queued.length === 0 && this.#sent === undefined) this.#worker.ref();
-    this.#queued.push({ decode, input, resolve: resolve as (value: unknown) => void, reject });
-    this.#message.push(...message);
+    if (this.#idle()) this.#worker.ref();
+    this.#queued.push({
+      decode: decode as Pending['decode'],
+      input,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+    });
+    this.#message.push(OPERATIONS[op].code, ...args);
     this.#schedule();
     return promise;
+  }
+
+  /** #submit, in the outbox's lane. */
+  #submitBackground<K extends OpName, I, T>(
+    decode: (input: I, result: OpResult<K>) => T,
+    input: I,
+    op: K,
+    ...args: OpArgs<K>
+  ): Promise<T> {
+    if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    if (this.#idle()) this.#worker.ref();
+    this.#background.push({
+      decode: decode as Pending['decode'],
+      input,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+    });
+    this.#backgroundMessage.push(OPERATIONS[op].code, ...args);
+    this.#schedule();
+    return promise;
+  }
+
+  #idle(): boolean {
+    return this.#queued.length === 0 && this.#background.length === 0 && this.#sent === undefined;
   }
 
   #schedule(): void {
@@ -368,11 +439,23 @@ export class SqlitePlantStore implements PlantStore {
 
   #flush(): void {
     this.#flushScheduled = false;
-    if (this.#sent !== undefined || this.#queued.length === 0) return;
-    this.#sent = this.#queued;
-    this.#queued = [];
-    const message = this.#message;
-    this.#message = [];
+    if (this.#sent !== undefined) return;
+    const requestsWait = this.#queued.length > 0;
+    const background = this.#background.length > 0 && !(requestsWait && (this.#sentBackground || this.#closeQueued));
+    if (!background && !requestsWait) return;
+    this.#sentBackground = background;
+    let message: unknown[];
+    if (background) {
+      this.#sent = this.#background;
+      this.#background = [];
+      message = this.#backgroundMessage;
+      this.#backgroundMessage = [];
+    } else {
+      this.#sent = this.#queued;
+      this.#queued = [];
+      message = this.#message;
+      this.#message = [];
+    }
     this.#worker.postMessage(message);
   }
 
@@ -385,12 +468,17 @@ export class SqlitePlantStore implements PlantStore {
         : new StoreUnavailableError('The embedded database could not commit the write.', {
             cause: reviveError(reply[0]),
           });
+    let created = false;
     for (const [index, pending] of batch.entries()) {
       const result = reply[index + 1];
       if (result === undefined) pending.reject(failure);
-      else pending.resolve(pending.decode(pending.input as never, result));
+      else {
+        if (result === true && pending.decode === decodeCreate) created = true;
+        pending.resolve(pending.decode(pending.input as never, result));
+      }
     }
-    if (this.#queued.length > 0) this.#schedule();
+    if (created) this.#announced.notify();
+    if (this.#queued.length > 0 || this.#background.length > 0) this.#schedule();
     else this.#worker.unref();
   }
 
@@ -398,10 +486,12 @@ export class SqlitePlantStore implements PlantStore {
     this.#failure = new StoreUnavailableError('The embedded database stopped unexpectedly; restart the service.', {
       cause: this.#crash ?? new Error(`The database worker exited with code ${code}.`),
     });
-    const pending = [...(this.#sent ?? []), ...this.#queued];
+    const pending = [...(this.#sent ?? []), ...this.#queued, ...this.#background];
     this.#sent = undefined;
     this.#queued = [];
     this.#message = [];
+    this.#background = [];
+    this.#backgroundMessage = [];
     for (const { reject } of pending) reject(this.#failure);
   }
 }

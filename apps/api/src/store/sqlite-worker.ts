@@ -9,13 +9,22 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import {
   type BatchReply,
+  type ClaimedRow,
+  type DeliveryRow,
+  type EndpointRow,
   type ErrorDescription,
-  OP_ARGUMENTS,
-  Op,
+  OPERATIONS_BY_CODE,
+  type OpArgs,
+  type OpName,
+  type OpResult,
+  type PlantRow,
+  type SecretsRow,
   type StartupMessage,
   type WorkerData,
 } from './sqlite-protocol.ts';
-import { parseDeliveryId, STOPPED_BY_DISABLING, STOPPED_BY_GONE } from './webhook-store.ts';
+import { DISABLED_BY_REQUEST, parseDeliveryId } from './webhook-store.ts';
+
+type Operation = (typeof OPERATIONS_BY_CODE)[number];
 
 const SQLITE_BUSY = 5;
 
@@ -65,9 +74,10 @@ const openDatabase = (path: string): DatabaseSync => {
     migrate(db);
     // The exclusive lock makes this the only process on the file: a lease left by a process that
     // died is nobody's, and its deliveries are due again at once.
-    db.exec(
-      "UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL WHERE status = 'pending' AND lease_token IS NOT NULL",
-    );
+    db.prepare(
+      `UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL, next_attempt_at = ?
+       WHERE status = 'pending' AND lease_token IS NOT NULL`,
+    ).run(Date.now());
     return db;
   } catch (error) {
     db.close();
@@ -77,6 +87,11 @@ const openDatabase = (path: string): DatabaseSync => {
 
 /** Events fanned out per delivery claimed. */
 const FAN_OUT_PER_CLAIMED = 8;
+/**
+ * The most delivery rows one fan-out writes: a few milliseconds of this thread (measured in
+ * webhook-stalls.test.ts), so that plant operations queued behind it never wait long.
+ */
+const FAN_OUT_ROWS = 500;
 
 /** The webhook statements: endpoints, and the outbox of deliveries. */
 const webhookStatements = (db: DatabaseSync) => {
@@ -86,7 +101,7 @@ const webhookStatements = (db: DatabaseSync) => {
     return statement;
   };
   const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
-  const endpointColumns = 'id, url, description, enabled, created_at';
+  const endpointColumns = 'id, url, description, enabled, disabled_reason, created_at';
   const { instance } = db.prepare('SELECT instance FROM webhook_settings').get() as { instance: string };
   const prefix = `msg_${instance}_`;
   /** Rows with their webhook-id, which is the instance and the sequence number. */
@@ -98,11 +113,14 @@ const webhookStatements = (db: DatabaseSync) => {
     anyEnabled: () => enabled.get() !== undefined,
     // Positional: binding by name cost twice as much per create (measured).
     announce: prepare('INSERT INTO webhook_events (plant_id, name, tag, created_at) VALUES (?, ?, ?, ?)'),
-    /** The last event of the next `limit` to fan out, or null when there is none. */
+    /** The last event of the next `limit` up to `last` to fan out, or null when there is none. */
     fanOutBound: prepare(
-      'SELECT max(seq) AS upTo FROM (SELECT seq FROM webhook_events ORDER BY seq LIMIT :limit)',
+      'SELECT max(seq) AS upTo FROM (SELECT seq FROM webhook_events WHERE seq <= :last ORDER BY seq LIMIT :limit)',
       true,
     ),
+    lastEvent: prepare('SELECT max(seq) AS seq FROM webhook_events', true),
+    eventUpTo: prepare('SELECT 1 FROM webhook_events WHERE seq <= ? LIMIT 1'),
+    enabledCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE enabled = 1'),
     // An endpoint receives the plants created since it was registered.
     fanOut: prepare(
       `INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
@@ -123,37 +141,28 @@ const webhookStatements = (db: DatabaseSync) => {
        ON CONFLICT DO NOTHING`,
     ),
     urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE url = ? AND duplicate_url = 0'),
+    // Enabling a disabled endpoint forgets why it was disabled and its failing streak, so that its
+    // pending deliveries are claimed again and auto-disable counts afresh. The right-hand sides
+    // read the row as it was.
     updateEndpoint: prepare(
       `UPDATE OR IGNORE webhook_endpoints SET
          url = coalesce(:url, url),
          duplicate_url = CASE WHEN :url IS NULL THEN duplicate_url ELSE 0 END,
          description = CASE WHEN :setDescription = 1 THEN :description ELSE description END,
-         enabled = coalesce(:enabled, enabled)
+         enabled = coalesce(:enabled, enabled),
+         disabled_reason = CASE
+           WHEN :enabled = 1 THEN NULL
+           WHEN :enabled = 0 AND enabled = 1 THEN :disabledReason
+           ELSE disabled_reason END,
+         failing_since = CASE WHEN :enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END
        WHERE id = :id`,
-    ),
-    stopPending: prepare(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = '${STOPPED_BY_DISABLING}', next_attempt_at = NULL
-       WHERE seq IN (
-         -- An attempt in flight ends as it will; its outcome is recorded.
-         SELECT seq FROM webhook_deliveries
-         WHERE endpoint_id = :id AND status = 'pending' AND (lease_until IS NULL OR lease_until <= :now) LIMIT :limit
-       ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 0)`,
-    ),
-    resumeStopped: prepare(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now
-       WHERE seq IN (
-         SELECT seq FROM webhook_deliveries
-         WHERE endpoint_id = :id AND status = 'failed'
-           AND (last_error IN ('${STOPPED_BY_GONE}', '${STOPPED_BY_DISABLING}') OR last_status = 410)
-         LIMIT :limit
-       ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
     ),
     rotateSecret: prepare(
       `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = :until, secret = :secret
        WHERE id = :id`,
     ),
     requeueFailed: prepare(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, finished_at = NULL
        WHERE seq IN (
          SELECT seq FROM webhook_deliveries
          WHERE endpoint_id = :id AND status = 'failed' AND created_at >= :since
@@ -161,7 +170,7 @@ const webhookStatements = (db: DatabaseSync) => {
        ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
     ),
     retryDelivery: prepare(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, delivered_at = NULL
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, delivered_at = NULL, finished_at = NULL
        WHERE seq = :seq AND endpoint_id = :id
          AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
     ),
@@ -173,21 +182,23 @@ const webhookStatements = (db: DatabaseSync) => {
     listEndpoints: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints ORDER BY created_at, id`),
     getEndpoint: prepare(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ?`),
     deleteEndpoint: prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
-    deleteDeliveries: prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?'),
+    deleteDeliveries: prepare(
+      'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? LIMIT ?)',
+    ),
     listDeliveries: prepare(
       `SELECT seq, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
        FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`,
       true,
     ),
-    claim: prepare(
-      `UPDATE webhook_deliveries SET lease_until = :until, lease_token = :token
-       WHERE seq IN (
-         SELECT seq FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= :now AND (lease_until IS NULL OR lease_until <= :now)
-         ORDER BY next_attempt_at LIMIT :limit
-       )
-       RETURNING seq`,
+    claimEndpoints: prepare('SELECT id FROM webhook_endpoints WHERE enabled = 1'),
+    dueOf: prepare(
+      `SELECT seq, next_attempt_at AS due FROM webhook_deliveries
+       WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at LIMIT ?`,
       true,
+    ),
+    lease: prepare(
+      'UPDATE webhook_deliveries SET lease_until = :until, next_attempt_at = :until, lease_token = :token WHERE seq = :seq',
     ),
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret,
@@ -200,17 +211,28 @@ const webhookStatements = (db: DatabaseSync) => {
       `UPDATE webhook_deliveries SET
          status = CASE :outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
          attempts = attempts + 1, last_status = :status, last_error = :error, next_attempt_at = :next,
-         delivered_at = CASE :outcome WHEN 'delivered' THEN :now END, lease_until = NULL, lease_token = NULL
+         delivered_at = CASE :outcome WHEN 'delivered' THEN :now END,
+         finished_at = CASE :outcome WHEN 'retry' THEN NULL ELSE :now END, lease_until = NULL, lease_token = NULL
        WHERE seq = :seq AND lease_token = :token AND status = 'pending'`,
     ),
-    disableEndpoint: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
-    failPending: prepare(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = '${STOPPED_BY_GONE}', next_attempt_at = NULL,
-         lease_until = NULL, lease_token = NULL
-       WHERE endpoint_id = ? AND status = 'pending'`,
+    disableForDeletion: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
+    disable: prepare(
+      `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = :reason
+       WHERE id = :id AND enabled = 1 AND (:since IS NULL OR failing_since <= :since)`,
     ),
+    // Written only when the streak starts or ends, not at every attempt.
+    streakEnds: prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
+    streakStarts: prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL'),
+    pruneFinished: prepare(
+      `DELETE FROM webhook_deliveries WHERE seq IN (
+         SELECT seq FROM webhook_deliveries WHERE finished_at < ? ORDER BY finished_at LIMIT ?
+       )`,
+    ),
+    // A disabled endpoint's pending deliveries wait for it to be enabled again: not a backlog.
     backlog: prepare(
-      "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+      `SELECT count(*) AS pending, min(d.created_at) AS oldest
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+       WHERE d.status = 'pending' AND e.enabled = 1`,
     ),
   };
 };
@@ -244,235 +266,224 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     if (!db.isTransaction) db.exec('BEGIN IMMEDIATE');
   };
 
-  const list = (after: bigint | null, limit: number, tag: string | null): unknown[] => {
+  const list = (after: bigint | null, limit: number, tag: string | null): OpResult<'list'> => {
     const parameters: Record<string, bigint | number | string> = { limit };
     if (after !== null) parameters.after = after;
     if (tag !== null) parameters.tag = tag;
-    const rows = lists[after === null ? 0 : 1][tag === null ? 0 : 1].all(parameters) as unknown as unknown[][];
+    const rows = lists[after === null ? 0 : 1][tag === null ? 0 : 1].all(parameters) as unknown as OpResult<'list'>[];
     return rows.flat();
   };
 
-  /** Runs the op at `ops[at]`. */
-  const run = (ops: unknown[], at: number): unknown => {
-    switch (ops[at]) {
-      case Op.create: {
-        beginWrite();
-        const id = ops[at + 1] as bigint;
-        const name = ops[at + 2] as string;
-        const tag = ops[at + 3] as string | null;
-        if (insert.run(id, name, tag).changes !== 1) return select.get(id);
-        // Same transaction as the plant: a create acknowledged is an announcement owed.
-        if (announcing) webhooks.announce.run(id, name, tag, now);
-        return true;
+  /** What each operation does, with the arguments and result the protocol gives it. */
+  const handlers: { [K in OpName]: (...args: OpArgs<K>) => OpResult<K> } = {
+    create: (id, name, tag) => {
+      beginWrite();
+      if (insert.run(id, name, tag).changes !== 1) return select.get(id) as unknown as PlantRow;
+      // Same transaction as the plant: a create acknowledged is an announcement owed.
+      if (announcing) webhooks.announce.run(id, name, tag, now);
+      return true;
+    },
+    delete: (id) => {
+      beginWrite();
+      return remove.run(id).changes === 1;
+    },
+    get: (id) => (select.get(id) as unknown as PlantRow | undefined) ?? null,
+    list,
+    health: () => true,
+    close: () => {
+      closing = true;
+      return true;
+    },
+    createEndpoint: (id, url, description, secret, createdAt, most) => {
+      beginWrite();
+      endpointsChanged = true;
+      if (webhooks.createEndpoint.run(id, url, description, secret, createdAt, most).changes === 1) return true;
+      const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
+      return holder?.id ?? false;
+    },
+    updateEndpoint: (id, url, setDescription, description, enabled) => {
+      beginWrite();
+      endpointsChanged = true;
+      const { changes } = webhooks.updateEndpoint.run({
+        id,
+        url,
+        setDescription,
+        description,
+        enabled,
+        disabledReason: DISABLED_BY_REQUEST,
+      });
+      const row = (webhooks.getEndpoint.get(id) as unknown as EndpointRow | undefined) ?? null;
+      if (changes === 1 || row === null) return row;
+      // OR IGNORE skipped the row: the unique URL index refused it.
+      return (webhooks.urlHolder.get(url) as { id: string }).id;
+    },
+    rotateSecret: (id, secret, until) => {
+      beginWrite();
+      return webhooks.rotateSecret.run({ id, secret, until }).changes === 1;
+    },
+    requeueFailed: (id, since, limit, requeueNow) => {
+      beginWrite();
+      return Number(webhooks.requeueFailed.run({ id, since, limit, now: requeueNow }).changes);
+    },
+    retryDelivery: (id, deliveryId, retryNow) => {
+      const parsed = parseDeliveryId(deliveryId);
+      if (parsed === undefined || parsed.instance !== webhooks.instance) return false;
+      // A delivery id exists only once its event is fanned out: nothing to fan out first.
+      beginWrite();
+      return webhooks.retryDelivery.run({ id, seq: parsed.seq, now: retryNow }).changes === 1;
+    },
+    endpointSecrets: () => webhooks.endpointSecrets.all() as unknown as SecretsRow[],
+    replaceSecret: (id, which, from, to) => {
+      beginWrite();
+      const statement = which === 'secret' ? webhooks.replaceSecret : webhooks.replacePreviousSecret;
+      // The plain secret being sealed must not linger in the page's free space (secure_delete
+      // zeroes it); the next checkpoint (at the latest, closing the store) carries that page into
+      // the database file.
+      db.exec('PRAGMA secure_delete = ON');
+      try {
+        return statement.run({ id, from, to }).changes === 1;
+      } finally {
+        db.exec('PRAGMA secure_delete = OFF');
       }
-      case Op.delete:
-        beginWrite();
-        return remove.run(ops[at + 1] as bigint).changes === 1;
-      case Op.get:
-        return select.get(ops[at + 1] as bigint) ?? null;
-      case Op.list:
-        return list(ops[at + 1] as bigint | null, ops[at + 2] as number, ops[at + 3] as string | null);
-      case Op.health:
-        return true;
-      case Op.close:
-        closing = true;
-        return true;
-      case Op.createEndpoint: {
-        beginWrite();
-        endpointsChanged = true;
-        const url = ops[at + 2] as string;
-        const created =
-          webhooks.createEndpoint.run(
-            ops[at + 1] as string,
-            url,
-            ops[at + 3] as string | null,
-            ops[at + 4] as string,
-            ops[at + 5] as number,
-            ops[at + 6] as number,
-          ).changes === 1;
-        if (created) return true;
-        const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
-        return holder?.id ?? false;
-      }
-      case Op.updateEndpoint: {
-        beginWrite();
-        endpointsChanged = true;
-        const id = ops[at + 1] as string;
-        const url = ops[at + 2] as string | null;
-        const changed = webhooks.updateEndpoint.run({
-          id,
-          url,
-          setDescription: ops[at + 3] as number,
-          description: ops[at + 4] as string | null,
-          enabled: ops[at + 5] as number | null,
-        }).changes;
-        if (changed === 1) return webhooks.getEndpoint.get(id);
-        if (webhooks.getEndpoint.get(id) === undefined) return null;
-        // OR IGNORE skipped the row: the unique URL index refused it.
-        return (webhooks.urlHolder.get(url) as { id: string }).id;
-      }
-      case Op.stopPending:
-        beginWrite();
-        return Number(
-          webhooks.stopPending.run({
-            id: ops[at + 1] as string,
-            limit: ops[at + 2] as number,
-            now: ops[at + 3] as number,
-          }).changes,
-        );
-      case Op.resumeStopped:
-        beginWrite();
-        return Number(
-          webhooks.resumeStopped.run({
-            id: ops[at + 1] as string,
-            limit: ops[at + 2] as number,
-            now: ops[at + 3] as number,
-          }).changes,
-        );
-      case Op.rotateSecret:
-        beginWrite();
-        return (
-          webhooks.rotateSecret.run({
-            id: ops[at + 1] as string,
-            secret: ops[at + 2] as string,
-            until: ops[at + 3] as number,
-          }).changes === 1
-        );
-      case Op.requeueFailed:
-        beginWrite();
-        return Number(
-          webhooks.requeueFailed.run({
-            id: ops[at + 1] as string,
-            since: ops[at + 2] as number,
-            limit: ops[at + 3] as number,
-            now: ops[at + 4] as number,
-          }).changes,
-        );
-      case Op.retryDelivery: {
-        const parsed = parseDeliveryId(ops[at + 2] as string);
-        if (parsed === undefined || parsed.instance !== webhooks.instance) return false;
-        // A delivery id exists only once its event is fanned out: nothing to fan out first.
-        beginWrite();
-        return (
-          webhooks.retryDelivery.run({ id: ops[at + 1] as string, seq: parsed.seq, now: ops[at + 3] as number })
-            .changes === 1
-        );
-      }
-      case Op.endpointSecrets:
-        return webhooks.endpointSecrets.all();
-      case Op.replaceSecret: {
-        beginWrite();
-        const statement = ops[at + 2] === 'secret' ? webhooks.replaceSecret : webhooks.replacePreviousSecret;
-        // The plain secret being sealed must not linger in the page's free space (secure_delete
-        // zeroes it); the next checkpoint (at the latest, closing the store) carries that page into
-        // the database file.
-        db.exec('PRAGMA secure_delete = ON');
-        try {
-          return (
-            statement.run({ id: ops[at + 1] as string, from: ops[at + 3] as string, to: ops[at + 4] as string })
-              .changes === 1
-          );
-        } finally {
-          db.exec('PRAGMA secure_delete = OFF');
-        }
-      }
-      case Op.listEndpoints:
-        return webhooks.listEndpoints.all();
-      case Op.getEndpoint:
-        return webhooks.getEndpoint.get(ops[at + 1] as string) ?? null;
-      case Op.deleteEndpoint: {
-        beginWrite();
-        endpointsChanged = true;
-        const id = ops[at + 1] as string;
-        webhooks.deleteDeliveries.run(id);
-        return webhooks.deleteEndpoint.run(id).changes === 1;
-      }
-      case Op.listDeliveries: {
-        const id = ops[at + 1] as string;
-        if (webhooks.getEndpoint.get(id) === undefined) return null;
-        // Listing answers every announcement made so far.
-        fanOut(Number.MAX_SAFE_INTEGER);
-        return webhooks.withIds(webhooks.listDeliveries.all(id, ops[at + 2] as number) as { seq: bigint }[]);
-      }
-      case Op.claimDue: {
-        beginWrite();
-        // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
-        // while the worker steps back for requests.
-        fanOut(FAN_OUT_PER_CLAIMED * (ops[at + 2] as number));
-        const claimed = webhooks.claim.all({
-          now: ops[at + 1] as number,
-          limit: ops[at + 2] as number,
-          until: ops[at + 3] as number,
-          token: ops[at + 4] as string,
-        }) as { seq: bigint }[];
-        const now = ops[at + 1] as number;
-        const rows = claimed.map(({ seq }) => webhooks.claimed.get({ seq, now })).filter((row) => row !== undefined);
-        return webhooks.withIds(rows as { seq: bigint }[]);
-      }
-      case Op.recordAttempt: {
-        beginWrite();
-        const outcome = ops[at + 3] as string;
-        const held =
+    },
+    listEndpoints: () => webhooks.listEndpoints.all() as unknown as EndpointRow[],
+    getEndpoint: (id) => (webhooks.getEndpoint.get(id) as unknown as EndpointRow | undefined) ?? null,
+    deleteEndpoint: (id, batch) => {
+      beginWrite();
+      endpointsChanged = true;
+      // Disabled first, so that nothing more is fanned out to it while its deliveries go in batches.
+      if (webhooks.disableForDeletion.run(id).changes === 0) return null;
+      if (Number(webhooks.deleteDeliveries.run(id, batch).changes) === batch) return false;
+      webhooks.deleteEndpoint.run(id);
+      return true;
+    },
+    listDeliveries: (id, limit) => {
+      if (webhooks.getEndpoint.get(id) === undefined) return null;
+      return webhooks.withIds(webhooks.listDeliveries.all(id, limit) as { seq: bigint }[]) as unknown as DeliveryRow[];
+    },
+    claimDue: (claimNow, limit, until, token, perEndpoint, inFlight) => {
+      beginWrite();
+      // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
+      // while the worker steps back for requests.
+      fanOut(FAN_OUT_PER_CLAIMED * limit);
+      const claimed = claimFairly(claimNow, limit, until, token, perEndpoint, inFlight);
+      const rows = claimed
+        .map(({ seq }) => webhooks.claimed.get({ seq, now: claimNow }))
+        .filter((row) => row !== undefined);
+      return webhooks.withIds(rows as { seq: bigint }[]) as unknown as ClaimedRow[];
+    },
+    recordAttempts: (recordNow, records) => {
+      beginWrite();
+      const held: boolean[] = [];
+      for (let index = 0; index < records.length; index += 7) {
+        const outcome = records[index + 2] as string;
+        const endpoint = records[index + 6] as string;
+        const recorded =
           webhooks.record.run({
-            seq: ops[at + 1] as bigint,
-            token: ops[at + 2] as string,
+            seq: records[index] as bigint,
+            token: records[index + 1] as string,
             outcome,
-            status: ops[at + 4] as number | null,
-            error: ops[at + 5] as string | null,
-            next: ops[at + 6] as number | null,
-            now: ops[at + 7] as number,
+            status: records[index + 3] as number | null,
+            error: records[index + 4] as string | null,
+            next: records[index + 5] as number | null,
+            now: recordNow,
           }).changes === 1;
-        if (held && outcome === 'gone') {
-          endpointsChanged = true;
-          const endpoint = ops[at + 8] as string;
-          webhooks.disableEndpoint.run(endpoint);
-          webhooks.failPending.run(endpoint);
+        if (recorded) {
+          if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
+          else webhooks.streakStarts.run(recordNow, endpoint);
         }
-        return held;
+        held.push(recorded);
       }
-      case Op.backlog: {
-        type Backlog = { pending: number | bigint; oldest: number | bigint | null };
-        const deliveries = webhooks.backlog.get() as Backlog;
-        const events = webhooks.eventBacklog.get() as Backlog;
-        const oldest = [deliveries.oldest, Number(events.pending) > 0 ? events.oldest : null]
-          .filter((value) => value !== null)
-          .map(Number);
-        return [Number(deliveries.pending) + Number(events.pending), oldest.length === 0 ? null : Math.min(...oldest)];
-      }
-      default:
-        throw new Error(`Unknown op ${String(ops[at])}.`);
-    }
+      return held;
+    },
+    backlog: () => {
+      type Backlog = { pending: number | bigint; oldest: number | bigint | null };
+      const deliveries = webhooks.backlog.get() as Backlog;
+      const events = webhooks.eventBacklog.get() as Backlog;
+      const oldest = [deliveries.oldest, Number(events.pending) > 0 ? events.oldest : null]
+        .filter((value) => value !== null)
+        .map(Number);
+      return [Number(deliveries.pending) + Number(events.pending), oldest.length === 0 ? null : Math.min(...oldest)];
+    },
+    pruneFinished: (before, limit) => {
+      beginWrite();
+      return Number(webhooks.pruneFinished.run(before, limit).changes);
+    },
+    fanOut: (upTo) => {
+      const last = upTo ?? (webhooks.lastEvent.get() as { seq: bigint | null }).seq;
+      if (last === null) return null;
+      fanOut(Number.MAX_SAFE_INTEGER, last);
+      return webhooks.eventUpTo.get(last) === undefined ? null : last;
+    },
+    disableEndpoint: (id, reason, since) => {
+      beginWrite();
+      endpointsChanged = true;
+      return webhooks.disable.run({ id, reason, since }).changes === 1;
+    },
   };
 
-  /** Turns up to `limit` events into deliveries, oldest first. */
-  const fanOut = (limit: number): void => {
-    const { upTo } = webhooks.fanOutBound.get({ limit }) as { upTo: bigint | null };
+  /** Runs the operation whose code is at `ops[at]`, with the arguments that follow it. */
+  const run = (ops: unknown[], at: number, { name, arity }: Operation): unknown =>
+    (handlers[name] as (...args: unknown[]) => unknown)(...ops.slice(at + 1, at + 1 + arity));
+
+  /** The operation whose code is at `ops[at]`. */
+  const operationAt = (ops: unknown[], at: number): Operation => {
+    const operation = OPERATIONS_BY_CODE[ops[at] as number];
+    if (operation === undefined) throw new Error(`Unknown operation code ${String(ops[at])}.`);
+    return operation;
+  };
+
+  /**
+   * Leases up to `limit` due deliveries, taking turns across the enabled endpoints: every
+   * endpoint's oldest due delivery before any endpoint's second, each within its room.
+   */
+  const claimFairly = (
+    now: number,
+    limit: number,
+    until: number,
+    token: string,
+    perEndpoint: number,
+    inFlight: (string | number)[],
+  ): { seq: bigint }[] => {
+    const busy = new Map<string, number>();
+    for (let index = 0; index < inFlight.length; index += 2)
+      busy.set(inFlight[index] as string, inFlight[index + 1] as number);
+    const candidates: { seq: bigint; due: bigint; turn: number }[] = [];
+    for (const { id } of webhooks.claimEndpoints.all() as { id: string }[]) {
+      const room = perEndpoint - (busy.get(id) ?? 0);
+      if (room <= 0) continue;
+      const due = webhooks.dueOf.all(id, now, Math.min(room, limit)) as { seq: bigint; due: bigint }[];
+      for (const [turn, row] of due.entries()) candidates.push({ ...row, turn });
+    }
+    candidates.sort((a, b) => a.turn - b.turn || (a.due < b.due ? -1 : a.due > b.due ? 1 : 0));
+    const chosen = candidates.slice(0, limit);
+    for (const { seq } of chosen) webhooks.lease.run({ seq, until, token });
+    return chosen;
+  };
+
+  /**
+   * Turns up to `limit` events (up to the event `last`) into deliveries, oldest first, and never
+   * more than FAN_OUT_ROWS deliveries at once.
+   */
+  const fanOut = (limit: number, last = BigInt(Number.MAX_SAFE_INTEGER)): void => {
+    const { count } = webhooks.enabledCount.get() as { count: number };
+    const events = Math.max(1, Math.min(limit, Math.floor(FAN_OUT_ROWS / Math.max(1, count))));
+    const { upTo } = webhooks.fanOutBound.get({ limit: events, last }) as { upTo: bigint | null };
     if (upTo === null) return;
     beginWrite();
     webhooks.fanOut.run({ upTo });
     webhooks.fannedOut.run({ upTo });
   };
 
-  const isWrite = (op: unknown) =>
-    op === Op.create ||
-    op === Op.delete ||
-    op === Op.createEndpoint ||
-    op === Op.deleteEndpoint ||
-    op === Op.claimDue ||
-    op === Op.recordAttempt ||
-    op === Op.updateEndpoint ||
-    op === Op.stopPending ||
-    op === Op.resumeStopped ||
-    op === Op.rotateSecret ||
-    op === Op.requeueFailed ||
-    op === Op.retryDelivery ||
-    op === Op.replaceSecret;
-
   return (ops) => {
     let reply: BatchReply = [null];
     now = Date.now();
     try {
-      for (let at = 0; at < ops.length; at += 1 + (OP_ARGUMENTS[ops[at] as Op] as number)) reply.push(run(ops, at));
+      for (let at = 0; at < ops.length; ) {
+        const operation = operationAt(ops, at);
+        reply.push(run(ops, at, operation));
+        at += 1 + operation.arity;
+      }
       if (db.isTransaction) db.exec('COMMIT');
     } catch (error) {
       // A ROLLBACK that fails leaves a connection nobody should trust: it throws on, the worker
@@ -481,13 +492,15 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       // No write of this batch is acknowledged. Reads answer again from what is committed, so a
       // full disk refuses writes but keeps serving reads.
       reply = [describeError(error)];
-      for (let at = 0; at < ops.length; at += 1 + (OP_ARGUMENTS[ops[at] as Op] as number)) {
-        if (isWrite(ops[at])) {
+      for (let at = 0; at < ops.length; ) {
+        const operation = operationAt(ops, at);
+        at += 1 + operation.arity;
+        if (operation.writes) {
           reply.push(undefined);
           continue;
         }
         try {
-          reply.push(run(ops, at));
+          reply.push(run(ops, at - 1 - operation.arity, operation));
         } catch {
           reply.push(undefined);
         }

@@ -19,6 +19,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The webhook behaviour every backend must show; part of describePlantStore. */
 export const describeWebhookStore = (store: () => PlantStore): void => {
+  const claim = (limit: number, leaseMs: number, perEndpoint = limit, inFlight = new Map<string, number>()) =>
+    store().webhooks.claimDue({ limit, leaseMs, perEndpoint, inFlight });
+
   const register = async (endpoint = newEndpoint()): Promise<StoredEndpoint> => {
     const created = await store().webhooks.createEndpoint(endpoint, 100);
     if (created.outcome !== 'created') throw new Error(`The endpoint was not registered: ${created.outcome}.`);
@@ -103,7 +106,13 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       });
       expect(await store().webhooks.updateEndpoint(endpoint.id, { enabled: false })).toStrictEqual({
         outcome: 'updated',
-        endpoint: { ...endpoint, url, description: 'After', enabled: false },
+        endpoint: {
+          ...endpoint,
+          url,
+          description: 'After',
+          enabled: false,
+          disabledReason: 'Disabled by a PATCH request.',
+        },
       });
       const { description: _dropped, ...withoutDescription } = endpoint;
       expect(await store().webhooks.updateEndpoint(endpoint.id, { description: null, enabled: true })).toStrictEqual({
@@ -115,60 +124,53 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       });
     });
 
-    it('disabling stops pending deliveries; enabling resumes them and the one answered 410, due now', async () => {
+    it('a PATCH disables: pending deliveries wait unclaimed; enabling clears the reason and the failing streak, and they go out again', async () => {
       const endpoint = await register();
       for (const id of [30n, 31n, 32n]) await store().create({ id, name: `Plant ${id}` });
-      const claimed = await store().webhooks.claimDue({ limit: 1, leaseMs: 60_000 });
-      await store().webhooks.recordAttempt(claimed[0] as ClaimedDelivery, {
+      const [failing] = await claim(1, 60_000);
+      // A failing streak starts.
+      await store().webhooks.recordAttempt(failing as ClaimedDelivery, { outcome: 'retry', retryInMs: 0, error: 'x' });
+
+      const disabled = await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
+      expect(disabled).toMatchObject({
+        outcome: 'updated',
+        endpoint: { enabled: false, disabledReason: 'Disabled by a PATCH request.' },
+      });
+      expect(await claim(10, 60_000)).toStrictEqual([]);
+      const waiting = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(waiting.map((delivery) => delivery.status)).toStrictEqual(['pending', 'pending', 'pending']);
+      // Disabling again keeps the first reason.
+      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false, description: 'Paused' });
+      expect(await store().webhooks.getEndpoint(endpoint.id)).toMatchObject({
+        disabledReason: 'Disabled by a PATCH request.',
+      });
+
+      const enabled = await store().webhooks.updateEndpoint(endpoint.id, { enabled: true });
+      expect(enabled).toMatchObject({ outcome: 'updated', endpoint: { enabled: true } });
+      expect(enabled.outcome === 'updated' && enabled.endpoint).not.toHaveProperty('disabledReason');
+      const again = await claim(10, 60_000);
+      expect(again.map((delivery) => delivery.id).sort()).toStrictEqual(waiting.map((delivery) => delivery.id).sort());
+      // The streak started before the disabling is forgotten: auto-disable counts afresh.
+      expect(await store().webhooks.disableEndpoint(endpoint.id, 'Every delivery failed.', new Date())).toBe(false);
+    });
+
+    it('enabling an endpoint a 410 disabled clears its reason; its pending deliveries go out again', async () => {
+      const endpoint = await register();
+      for (const id of [33n, 34n]) await store().create({ id, name: `Plant ${id}` });
+      const [gone] = await claim(1, 60_000);
+      await store().webhooks.recordAttempt(gone as ClaimedDelivery, {
         outcome: 'gone',
         status: 410,
         error: 'The receiver answered 410 Gone.',
       });
-      const stopped = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
-      expect(stopped.map((delivery) => delivery.status)).toStrictEqual(['failed', 'failed', 'failed']);
-      // Nothing resumes while the endpoint is disabled.
-      expect(await store().webhooks.resumeStopped(endpoint.id, 10)).toBe(0);
+      expect(await store().webhooks.disableEndpoint(endpoint.id, 'The receiver answered 410 Gone.')).toBe(true);
+      expect(await claim(10, 60_000)).toStrictEqual([]);
 
       await store().webhooks.updateEndpoint(endpoint.id, { enabled: true });
-      expect(await store().webhooks.resumeStopped(endpoint.id, 2)).toBe(2);
-      expect(await store().webhooks.resumeStopped(endpoint.id, 2)).toBe(1);
-      expect(await store().webhooks.resumeStopped(endpoint.id, 2)).toBe(0);
-      const resumed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
-      expect(resumed.map((delivery) => delivery.status)).toStrictEqual(['pending', 'pending', 'pending']);
-      const again = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
-      expect(again.map((delivery) => delivery.id).sort()).toStrictEqual(resumed.map((delivery) => delivery.id).sort());
-      // Their ids and attempts are kept.
-      expect(again.find((delivery) => delivery.id === claimed[0]?.id)).toMatchObject({ attempts: 1 });
-      for (const delivery of again)
-        await store().webhooks.recordAttempt(delivery, { outcome: 'retry', retryInMs: 0, error: 'x' });
-
-      // Disabled by hand: pending deliveries stop (in batches), and resume when enabled again.
-      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
-      expect(await store().webhooks.stopPending(endpoint.id, 2)).toBe(2);
-      expect(await store().webhooks.stopPending(endpoint.id, 2)).toBe(1);
-      expect(await store().webhooks.stopPending(endpoint.id, 2)).toBe(0);
-      const disabled = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
-      expect(disabled.map((delivery) => [delivery.status, delivery.lastError])).toStrictEqual([
-        ['failed', 'The endpoint was disabled.'],
-        ['failed', 'The endpoint was disabled.'],
-        ['failed', 'The endpoint was disabled.'],
-      ]);
-      await store().webhooks.updateEndpoint(endpoint.id, { enabled: true });
-      expect(await store().webhooks.stopPending(endpoint.id, 10)).toBe(0);
-      expect(await store().webhooks.resumeStopped(endpoint.id, 10)).toBe(3);
-    });
-
-    it('disabling leaves an attempt in flight to record its outcome', async () => {
-      const endpoint = await register();
-      for (const id of [35n, 36n]) await store().create({ id, name: `Plant ${id}` });
-      const [inFlight] = await store().webhooks.claimDue({ limit: 1, leaseMs: 60_000 });
-      await store().webhooks.updateEndpoint(endpoint.id, { enabled: false });
-      expect(await store().webhooks.stopPending(endpoint.id, 10)).toBe(1);
-      expect(
-        await store().webhooks.recordAttempt(inFlight as ClaimedDelivery, { outcome: 'delivered', status: 200 }),
-      ).toBe(true);
-      const listed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
-      expect(listed.map((delivery) => delivery.status).sort()).toStrictEqual(['delivered', 'failed']);
+      expect(await store().webhooks.getEndpoint(endpoint.id)).not.toHaveProperty('disabledReason');
+      const [pending] = await claim(10, 60_000);
+      expect(pending?.id).not.toBe(gone?.id);
+      expect(pending?.plant.id).toBe(34n);
     });
 
     it('after a rotation claims carry the previous secret until it expires', async () => {
@@ -180,10 +182,10 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await store().webhooks.rotateSecret(endpoint.id, fresh, new Date(Date.now() + 400))).toBe(true);
       expect(await store().webhooks.rotateSecret('ep_unknown', fresh, new Date())).toBe(false);
       await store().create({ id: 40n, name: 'Rotated' });
-      const [claim] = await store().webhooks.claimDue({ limit: 1, leaseMs: 100 });
-      expect(claim).toMatchObject({ secret: fresh, previousSecret: original?.secret });
+      const [claimed] = await claim(1, 100);
+      expect(claimed).toMatchObject({ secret: fresh, previousSecret: original?.secret });
       await sleep(500);
-      const [later] = await store().webhooks.claimDue({ limit: 1, leaseMs: 100 });
+      const [later] = await claim(1, 100);
       expect(later?.secret).toBe(fresh);
       expect(later).not.toHaveProperty('previousSecret');
       expect(await store().webhooks.endpointSecrets()).toStrictEqual([
@@ -205,7 +207,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const endpoint = await register();
       const before = new Date(Date.now() - 1);
       for (const id of [50n, 51n, 52n, 53n]) await store().create({ id, name: `Plant ${id}` });
-      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const claimed = await claim(10, 60_000);
       for (const delivery of claimed)
         await store().webhooks.recordAttempt(delivery, {
           outcome: 'failed',
@@ -220,7 +222,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       // Oldest first: the newest is still failed.
       expect(listed.map((delivery) => delivery.status)).toStrictEqual(['failed', 'pending', 'pending', 'pending']);
       expect(await store().webhooks.requeueFailed(endpoint.id, before, 3)).toBe(1);
-      const again = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const again = await claim(10, 60_000);
       expect(again.map((delivery) => delivery.id).sort()).toStrictEqual(claimed.map((delivery) => delivery.id).sort());
       expect(again.every((delivery) => delivery.attempts === 1)).toBe(true);
       for (const delivery of again) await store().webhooks.recordAttempt(delivery, { outcome: 'failed', error: 'x' });
@@ -236,16 +238,14 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       await store().create({ id: 60n, name: 'Again' });
       const [delivery] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
       const id = delivery?.id ?? '';
-      const [claim] = (await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).filter(
-        (candidate) => candidate.id === id,
-      );
-      await store().webhooks.recordAttempt(claim as ClaimedDelivery, { outcome: 'delivered', status: 200 });
+      const [claimed] = (await claim(10, 60_000)).filter((candidate) => candidate.id === id);
+      await store().webhooks.recordAttempt(claimed as ClaimedDelivery, { outcome: 'delivered', status: 200 });
 
       expect(await store().webhooks.retryDelivery(endpoint.id, id)).toBe(true);
       const [pending] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
       expect(pending).toMatchObject({ id, status: 'pending', attempts: 1, lastStatus: 200 });
       expect(pending).not.toHaveProperty('deliveredAt');
-      const claims = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const claims = await claim(10, 60_000);
       expect(claims.map((candidate) => candidate.id)).toContain(id);
 
       expect(await store().webhooks.retryDelivery(other.id, id)).toBe(false);
@@ -261,7 +261,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('announces nothing while no endpoint is registered', async () => {
       await store().create({ id: 1n, name: 'Unheard' });
       expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+      expect(await claim(10, 60_000)).toStrictEqual([]);
     });
 
     it('announces each created plant to each enabled endpoint once, exactly; replays and conflicts announce nothing', async () => {
@@ -284,7 +284,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       }
       expect((await store().webhooks.backlog()).pending).toBe(4);
 
-      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const claimed = await claim(10, 60_000);
       expect(claimed).toHaveLength(4);
       const forA = claimed.filter((delivery) => delivery.endpointId === a.id);
       expect(forA.map((delivery) => delivery.plant).sort((x, y) => (x.id < y.id ? -1 : 1))).toStrictEqual([
@@ -320,11 +320,11 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('leases what it claims: nobody else gets it until the lease runs out, and a lost lease cannot record', async () => {
       const endpoint = await register();
       await store().create({ id: 3n, name: 'Aloe' });
-      const [first] = await store().webhooks.claimDue({ limit: 10, leaseMs: 200 });
+      const [first] = await claim(10, 200);
       expect(first?.plant).toStrictEqual({ id: 3n, name: 'Aloe' });
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 200 })).toStrictEqual([]);
+      expect(await claim(10, 200)).toStrictEqual([]);
       await sleep(400);
-      const [again] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const [again] = await claim(10, 60_000);
       expect(again?.id).toBe(first?.id);
       expect(
         await store().webhooks.recordAttempt(first as ClaimedDelivery, { outcome: 'delivered', status: 200 }),
@@ -342,10 +342,10 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('schedules a retry, which is claimable once due, and fails for good when told', async () => {
       const endpoint = await register();
       await store().create({ id: 4n, name: 'Ivy' });
-      const [claim] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
+      const [claimed] = await claim(10, 60_000);
       const before = Date.now();
       expect(
-        await store().webhooks.recordAttempt(claim as ClaimedDelivery, {
+        await store().webhooks.recordAttempt(claimed as ClaimedDelivery, {
           outcome: 'retry',
           retryInMs: 300,
           status: 503,
@@ -363,10 +363,10 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const backlog = await store().webhooks.backlog();
       expect(backlog.pending).toBe(1);
       expect(backlog.oldestPendingAt).toBeInstanceOf(Date);
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+      expect(await claim(10, 60_000)).toStrictEqual([]);
       await sleep(450);
-      const [retry] = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
-      expect(retry).toMatchObject({ id: claim?.id, attempts: 1 });
+      const [retry] = await claim(10, 60_000);
+      expect(retry).toMatchObject({ id: claimed?.id, attempts: 1 });
       await store().webhooks.recordAttempt(retry as ClaimedDelivery, {
         outcome: 'failed',
         error: 'Connection refused.',
@@ -377,13 +377,14 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(failed).not.toHaveProperty('nextAttemptAt');
     });
 
-    it('on 410 Gone disables the endpoint, fails its pending deliveries and announces nothing more to it', async () => {
+    it('a gone delivery fails; a disabled endpoint shows why, its pending deliveries wait unclaimed, nothing more is announced to it', async () => {
       const gone = await register();
       const other = await register();
       await store().create({ id: 5n, name: 'One' });
       await store().create({ id: 6n, name: 'Two' });
-      const claimed = await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 });
-      const goneClaim = claimed.find((delivery) => delivery.endpointId === gone.id);
+      // The other endpoint has its one attempt in flight: only the gone one's first is claimed.
+      const [goneClaim] = await claim(1, 60_000, 1, new Map([[other.id, 1]]));
+      expect(goneClaim?.endpointId).toBe(gone.id);
       expect(
         await store().webhooks.recordAttempt(goneClaim as ClaimedDelivery, {
           outcome: 'gone',
@@ -391,9 +392,18 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
           error: 'The receiver answered 410 Gone.',
         }),
       ).toBe(true);
-      expect(await store().webhooks.getEndpoint(gone.id)).toMatchObject({ enabled: false });
+      expect(await store().webhooks.disableEndpoint(gone.id, 'The receiver answered 410 Gone.')).toBe(true);
+      expect(await store().webhooks.disableEndpoint(gone.id, 'Again.')).toBe(false);
+      expect(await store().webhooks.getEndpoint(gone.id)).toMatchObject({
+        enabled: false,
+        disabledReason: 'The receiver answered 410 Gone.',
+      });
+      expect(await store().webhooks.getEndpoint(other.id)).not.toHaveProperty('disabledReason');
       const deliveries = (await store().webhooks.listDeliveries(gone.id, 10)) ?? [];
-      expect(deliveries.map((delivery) => delivery.status)).toStrictEqual(['failed', 'failed']);
+      expect(deliveries.map((delivery) => [delivery.plantId, delivery.status])).toStrictEqual([
+        [6n, 'pending'],
+        [5n, 'failed'],
+      ]);
       await store().create({ id: 7n, name: 'Three' });
       expect(await store().webhooks.listDeliveries(gone.id, 10)).toHaveLength(2);
       expect((await store().webhooks.listDeliveries(other.id, 10))?.map((delivery) => delivery.plantId)).toStrictEqual([
@@ -401,6 +411,34 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
         6n,
         5n,
       ]);
+      // Only the other endpoint's deliveries are claimed, and counted as pending.
+      const claimed = await claim(10, 60_000);
+      expect(claimed.map((delivery) => delivery.endpointId)).toStrictEqual([other.id, other.id, other.id]);
+      expect((await store().webhooks.backlog()).pending).toBe(3);
+    });
+
+    it('disables an endpoint for failing only once every attempt has failed since the time given', async () => {
+      const endpoint = await register();
+      for (const id of [50n, 51n, 52n]) await store().create({ id, name: `Plant ${id}` });
+      const [first, second, third] = await claim(3, 60_000);
+      const beforeFailing = new Date(Date.now() - 1);
+      await sleep(5);
+      await store().webhooks.recordAttempt(first as ClaimedDelivery, {
+        outcome: 'retry',
+        retryInMs: 60_000,
+        error: 'x',
+      });
+      const reason = 'Every delivery failed for 5 days.';
+      // Failing since just now, not since before that.
+      expect(await store().webhooks.disableEndpoint(endpoint.id, reason, beforeFailing)).toBe(false);
+      await sleep(5);
+      // A delivered attempt ends the streak; the next failure starts a new one.
+      await store().webhooks.recordAttempt(second as ClaimedDelivery, { outcome: 'delivered', status: 200 });
+      expect(await store().webhooks.disableEndpoint(endpoint.id, reason, new Date())).toBe(false);
+      await store().webhooks.recordAttempt(third as ClaimedDelivery, { outcome: 'failed', error: 'y' });
+      await sleep(5);
+      expect(await store().webhooks.disableEndpoint(endpoint.id, reason, new Date())).toBe(true);
+      expect(await store().webhooks.getEndpoint(endpoint.id)).toMatchObject({ enabled: false, disabledReason: reason });
     });
 
     it('drops the deliveries of a deleted endpoint and lists with a limit, newest first', async () => {
@@ -411,7 +449,80 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       ).toStrictEqual([12n, 11n]);
       expect(await store().webhooks.deleteEndpoint(endpoint.id)).toBe(true);
       expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
-      expect(await store().webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).toStrictEqual([]);
+      expect(await claim(10, 60_000)).toStrictEqual([]);
+    });
+
+    it('takes turns across endpoints, each within its room under the per-endpoint limit', async () => {
+      const a = await register();
+      const b = await register();
+      for (let id = 30n; id < 36n; id++) await store().create({ id, name: `Plant ${id}` });
+      const endpointsOf = (claimed: ClaimedDelivery[]) => claimed.map((delivery) => delivery.endpointId).sort();
+
+      // Every endpoint's first before any endpoint's second.
+      const first = await claim(4, 60_000, 10);
+      expect(endpointsOf(first)).toStrictEqual([a.id, a.id, b.id, b.id].sort());
+      // a has 3 in flight of at most 3: only b's remain to claim, at most 3 less its 1 in flight.
+      const second = await claim(
+        10,
+        60_000,
+        3,
+        new Map([
+          [a.id, 3],
+          [b.id, 1],
+        ]),
+      );
+      expect(endpointsOf(second)).toStrictEqual([b.id, b.id]);
+      for (const delivery of second) expect(first.map((claimed) => claimed.id)).not.toContain(delivery.id);
+      const third = await claim(10, 60_000, 10);
+      expect(endpointsOf(third)).toStrictEqual([a.id, a.id, a.id, a.id, b.id, b.id].sort());
+      expect(await claim(10, 60_000, 10)).toStrictEqual([]);
+    });
+
+    it('deletes deliveries finished before a time, delivered or failed, in batches; pending ones stay', async () => {
+      const endpoint = await register();
+      for (let id = 40n; id < 44n; id++) await store().create({ id, name: `Plant ${id}` });
+      const [delivered, failed, retried] = await claim(3, 60_000);
+      await store().webhooks.recordAttempt(delivered as ClaimedDelivery, { outcome: 'delivered', status: 200 });
+      await store().webhooks.recordAttempt(failed as ClaimedDelivery, { outcome: 'failed', error: 'Gone for good.' });
+      await store().webhooks.recordAttempt(retried as ClaimedDelivery, {
+        outcome: 'retry',
+        retryInMs: 60_000,
+        error: 'Later.',
+      });
+      // Finished before an hour ago: none.
+      expect(await store().webhooks.pruneFinished(new Date(Date.now() - 3_600_000), 10)).toBe(0);
+      await sleep(5);
+      const now = new Date();
+      expect(await store().webhooks.pruneFinished(now, 1)).toBe(1);
+      expect(await store().webhooks.pruneFinished(now, 10)).toBe(1);
+      expect(await store().webhooks.pruneFinished(now, 10)).toBe(0);
+      const left = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(left.map((delivery) => delivery.status)).toStrictEqual(['pending', 'pending']);
+      expect(left.map((delivery) => delivery.id).sort()).toStrictEqual(
+        [retried?.id, (await claim(1, 60_000))[0]?.id].sort(),
+      );
+    });
+
+    it('records many attempts in one operation, each only while its lease holds', async () => {
+      const endpoint = await register();
+      for (const id of [60n, 61n, 62n]) await store().create({ id, name: `Plant ${id}` });
+      const [delivered, retried, lost] = await claim(3, 60_000);
+      const stale = { ...(lost as ClaimedDelivery), leaseToken: 'not-the-lease' };
+      expect(
+        await store().webhooks.recordAttempts([
+          { claim: delivered as ClaimedDelivery, result: { outcome: 'delivered', status: 204 } },
+          {
+            claim: retried as ClaimedDelivery,
+            result: { outcome: 'retry', retryInMs: 60_000, status: 500, error: 'No.' },
+          },
+          { claim: stale, result: { outcome: 'delivered', status: 200 } },
+        ]),
+      ).toStrictEqual([true, true, false]);
+      const byId = new Map(((await store().webhooks.listDeliveries(endpoint.id, 10)) ?? []).map((d) => [d.id, d]));
+      expect(byId.get(delivered?.id as string)).toMatchObject({ status: 'delivered', lastStatus: 204, attempts: 1 });
+      expect(byId.get(retried?.id as string)).toMatchObject({ status: 'pending', lastStatus: 500, attempts: 1 });
+      expect(byId.get(lost?.id as string)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await store().webhooks.recordAttempts([])).toStrictEqual([]);
     });
 
     it('announces every one of many plants created at once', async () => {

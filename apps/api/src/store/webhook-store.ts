@@ -12,10 +12,12 @@ export type StoredEndpoint = {
   url: string;
   description?: string;
   enabled: boolean;
+  /** Why it is disabled; only while it is. */
+  disabledReason?: string;
   createdAt: Date;
 };
 
-export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled'> & {
+export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled' | 'disabledReason'> & {
   /**
    * As stored: `whsec_…`, or sealed by PLANT_WEBHOOK_SECRETS_KEY (see secret-box.ts). Kept to sign
    * deliveries, never answered again after registration.
@@ -39,9 +41,8 @@ export type UpdateEndpointOutcome =
   | { outcome: 'not-found' }
   | { outcome: 'url-taken'; holder: string };
 
-/** Why the deliveries of a disabled endpoint stopped (their lastError): enabling it resumes them. */
-export const STOPPED_BY_GONE = 'The endpoint answered 410 Gone and was disabled.';
-export const STOPPED_BY_DISABLING = 'The endpoint was disabled.';
+/** An endpoint's disabledReason once `PATCH { "enabled": false }` disabled it. */
+export const DISABLED_BY_REQUEST = 'Disabled by a PATCH request.';
 
 /** An endpoint's signing secrets as stored (plain or sealed), for sealing plain ones. */
 export type EndpointSecrets = { id: string; secret: string; previousSecret?: string };
@@ -95,14 +96,20 @@ export type AttemptResult =
   | { outcome: 'retry'; retryInMs: number; status?: number; error: string }
   /** No retry left. */
   | { outcome: 'failed'; status?: number; error: string }
-  /** The receiver answered 410 Gone: this delivery fails and the endpoint is disabled with its pending deliveries. */
+  /** The receiver answered 410 Gone: this delivery fails (the worker then disables the endpoint). */
   | { outcome: 'gone'; status: 410; error: string };
+
+export type RecordedAttempt = { claim: ClaimedDelivery; result: AttemptResult };
 
 export type ClaimOptions = {
   /** At most this many deliveries. */
   limit: number;
   /** How long the claim holds; past it, another worker (of any process) may take the delivery over. */
   leaseMs: number;
+  /** At most this many attempts in flight per endpoint, counting `inFlight`. */
+  perEndpoint: number;
+  /** Attempts the claiming worker has in flight, by endpoint id: their endpoints get that much less. */
+  inFlight: ReadonlyMap<string, number>;
 };
 
 export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
@@ -110,18 +117,12 @@ export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefine
 export interface WebhookStore {
   /** Registers the endpoint unless `max` endpoints exist already or another has its URL. */
   createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome>;
-  /** Changes what is given; a URL another endpoint has is refused (url-taken), whatever else changes. */
+  /**
+   * Changes what is given; a URL another endpoint has is refused (url-taken), whatever else changes.
+   * Disabling keeps the pending deliveries (not claimed while disabled, see `disableEndpoint`);
+   * enabling a disabled endpoint clears its disabledReason and failing streak, so they go out again.
+   */
   updateEndpoint(id: string, changes: EndpointChanges): Promise<UpdateEndpointOutcome>;
-  /**
-   * Fails up to `limit` pending deliveries of a disabled endpoint (STOPPED_BY_DISABLING); resolves
-   * how many. Does nothing while the endpoint is enabled.
-   */
-  stopPending(endpointId: string, limit: number): Promise<number>;
-  /**
-   * Makes up to `limit` deliveries that the endpoint's disabling stopped (STOPPED_BY_*, or answered
-   * 410) pending again, due now; resolves how many. Does nothing while the endpoint is disabled.
-   */
-  resumeStopped(endpointId: string, limit: number): Promise<number>;
   /** Signs with `secret` from now on, and with the current one too until `previousUntil`; false when there is no such endpoint. */
   rotateSecret(id: string, secret: string, previousUntil: Date): Promise<boolean>;
   /**
@@ -142,10 +143,48 @@ export interface WebhookStore {
   deleteEndpoint(id: string): Promise<boolean>;
   /** The endpoint's deliveries, newest first; undefined when the endpoint does not exist. */
   listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined>;
-  /** Leases pending deliveries that are due and not leased (or whose lease ran out), oldest due first. */
+  /**
+   * Leases pending deliveries of enabled endpoints that are due and not leased (or whose lease ran
+   * out), taking turns across endpoints: each endpoint's oldest due first, then each one's second,
+   * and so on, never more than its room under `perEndpoint`. A lease moves the delivery's next
+   * attempt to the lease's end, so leased deliveries cost later claims nothing.
+   */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
-  /** Records an attempt; resolves false when the lease was lost (another worker took the delivery over). */
+  /**
+   * Records an attempt; resolves false when the lease was lost (another worker took the delivery
+   * over). The endpoint's failing streak starts at its first attempt that is not delivered and ends
+   * at the next delivered one (see `disableEndpoint`).
+   */
   recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean>;
+  /** recordAttempt for many attempts in one store operation; resolves whether each lease held, in order. */
+  recordAttempts(attempts: readonly RecordedAttempt[]): Promise<boolean[]>;
+  /**
+   * Disables an enabled endpoint with a reason, and resolves whether it did; with `failingSince`,
+   * only when every attempt to the endpoint has failed since that time or earlier. Its pending
+   * deliveries stay pending, not claimed while it is disabled.
+   */
+  disableEndpoint(id: string, reason: string, failingSince?: Date): Promise<boolean>;
+  /** Deletes up to `limit` deliveries finished (delivered or failed) before `before`; resolves with how many. */
+  pruneFinished(before: Date, limit: number): Promise<number>;
   /** Pending deliveries, and when the oldest of them was announced: for metrics. */
   backlog(): Promise<WebhookBacklog>;
+  /**
+   * Calls `listener` after plants created through this store were announced, so that a delivery
+   * worker of this process starts at once instead of at its next poll; returns the unsubscribe.
+   */
+  onAnnounce(listener: () => void): () => void;
+}
+
+/** The listeners of `WebhookStore.onAnnounce`, for the stores to share. */
+export class AnnounceListeners {
+  readonly #listeners = new Set<() => void>();
+
+  add(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  notify(): void {
+    for (const listener of this.#listeners) listener();
+  }
 }

@@ -8,8 +8,6 @@ const noWebhooks: WebhookStore = {
     endpoint: { id, url, createdAt, enabled: true },
   }),
   updateEndpoint: async () => ({ outcome: 'not-found' }),
-  stopPending: async () => 0,
-  resumeStopped: async () => 0,
   rotateSecret: async () => false,
   requeueFailed: async () => 0,
   retryDelivery: async () => false,
@@ -21,7 +19,11 @@ const noWebhooks: WebhookStore = {
   listDeliveries: async () => undefined,
   claimDue: async () => [],
   recordAttempt: async () => false,
+  recordAttempts: async (attempts) => attempts.map(() => false),
+  disableEndpoint: async () => false,
   backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
+  pruneFinished: async () => 0,
+  onAnnounce: () => () => {},
 };
 
 /** A store that holds nothing and accepts every create; override what a test needs. */

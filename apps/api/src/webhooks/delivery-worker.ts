@@ -1,18 +1,19 @@
 import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
-import type { WebhookConfig } from '../config.ts';
+import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
-import type { AttemptResult, ClaimedDelivery } from '../store/webhook-store.ts';
+import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
+import { startWebhookRetention } from './webhook-retention.ts';
 
 export type WebhookDeliveryOptions = {
   store: PlantStore;
-  config: Pick<WebhookConfig, 'timeoutMs' | 'retryDelaysMs' | 'allowPrivate'>;
+  config: Pick<WebhookConfig, 'timeoutMs' | 'retryDelaysMs' | 'allowPrivate' | 'retentionMs' | 'disableAfterMs'>;
   /** Opens the stored signing secrets; by default they are stored in plain text. */
   secrets?: SecretBox;
   logger: Logger;
@@ -22,6 +23,11 @@ export type WebhookDeliveryOptions = {
   pollIntervalMs?: number;
   /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
   concurrency?: number;
+  /**
+   * Attempts in flight at most per endpoint (2 while the machine is saturated): an endpoint that
+   * hangs holds this many slots, the others share the rest. Default 4.
+   */
+  perEndpoint?: number;
   /**
    * Requests come first when the machine's cores are idle less than this share of the time (0 to
    * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the worker then keeps at most
@@ -44,11 +50,13 @@ const LEASE_MARGIN_MS = 30_000;
 /** While the event loop is saturated: the pause between claims (of one delivery each). */
 const SATURATED_PAUSE_MS = 20;
 /**
- * While the machine is saturated: attempts in flight. With the pause, at most 100 deliveries a
- * second: about 1 % of a core, and enough to keep up with a steady trickle of plants on a machine
- * that other processes keep busy.
+ * While the machine is saturated: attempts in flight, and per endpoint. With the pause, at most 100
+ * deliveries a second to an endpoint (200 in all): a few % of a core, and enough to keep up with a
+ * steady trickle of plants on a machine that other processes keep busy. An endpoint that hangs
+ * holds half the slots, so the others still get their 100 a second.
  */
-const SATURATED_CONCURRENCY = 2;
+const SATURATED_CONCURRENCY = 4;
+const SATURATED_PER_ENDPOINT = 2;
 /** The window over which idle CPU time is measured. */
 const UTILIZATION_WINDOW_MS = 250;
 
@@ -99,6 +107,28 @@ const saturation = (idleShare: number): (() => boolean) => {
 
 /** Signing keys kept opened: two per endpoint (one rotating) at the most endpoints, with room to spare. */
 const MAX_CACHED_SIGNING_KEYS = 1_000;
+/** Why an endpoint that answered 410 Gone is disabled. */
+export const GONE_REASON = 'The receiver answered 410 Gone.';
+
+/** "5 days", "36 hours", "90 minutes", "1500 ms": the largest whole unit. */
+const describeDuration = (ms: number): string => {
+  for (const [unit, size] of [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+    ['second', 1_000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size} ${unit}${ms === size ? '' : 's'}`;
+  }
+  return `${ms} ms`;
+};
+
+/** Why an endpoint whose every attempt failed for `disableAfterMs` is disabled. */
+export const failingReason = (disableAfterMs: number): string =>
+  `Every delivery failed for ${describeDuration(disableAfterMs)}.`;
+
+/** How often, at most, the worker asks whether a failing endpoint has failed long enough to disable. */
+const DISABLE_CHECK_INTERVAL_MS = 60_000;
 
 /** The wait after the store failed to answer a claim. */
 const STORE_FAILURE_BACKOFF_MS = 5_000;
@@ -140,9 +170,11 @@ export const DELIVERY_CONCURRENCY = 16;
 
 /**
  * Drains the outbox off the request path: claims due deliveries (leased, so replicas share the
- * work and a crashed one's deliveries come back), at most `concurrency` at a time, signs and POSTs
- * each, and records the outcome. Memory is bounded by `concurrency`; a slow receiver holds one slot
- * for at most the timeout, and creates never wait for any of this.
+ * work and a crashed one's deliveries come back), at most `concurrency` at a time and `perEndpoint`
+ * per endpoint, taking turns across endpoints, signs and POSTs each, and records the outcome.
+ * Memory is bounded by `concurrency`; a receiver that hangs holds its `perEndpoint` slots for at
+ * most the timeout while the others keep the rest, and creates never wait for any of this. It also
+ * deletes the deliveries finished longer ago than the retention (see webhook-retention.ts).
  */
 export const startWebhookDelivery = ({
   store,
@@ -152,6 +184,7 @@ export const startWebhookDelivery = ({
   secrets = plainSecrets,
   pollIntervalMs = 1_000,
   concurrency = DELIVERY_CONCURRENCY,
+  perEndpoint = 4,
   stopGraceMs = 5_000,
   yieldBelowIdleShare = 0.15,
   random = Math.random,
@@ -160,12 +193,28 @@ export const startWebhookDelivery = ({
   const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
   const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
+  const disableAfterMs = config.disableAfterMs ?? WEBHOOK_DEFAULTS.disableAfterMs;
+  /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */
+  const disableCheckedAt = new Map<string, number>();
+  /** Whether delivered attempts are logged: when not, nothing is spent describing them. */
+  const debug = log.isLevelEnabled('debug');
   const inFlight = new Set<Promise<void>>();
+  /** Attempts in flight by endpoint id, told to each claim so that it gives busy endpoints less. */
+  const byEndpoint = new Map<string, number>();
   const isSaturated = saturation(yieldBelowIdleShare);
   let stopping = false;
-  /** Ends the current pause early: on stop, and (unless saturated) when an attempt frees its slot. */
+  /**
+   * Ends the current pause early: on stop; and unless saturated, when an attempt frees its slot or
+   * this process announced plants.
+   */
   let wake: (() => void) | undefined;
   let slotFreed: (() => void) | undefined;
+  const stopListening = store.webhooks.onAnnounce(() => slotFreed?.());
+  const retention = startWebhookRetention({
+    store: store.webhooks,
+    retentionMs: config.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs,
+    logger: log,
+  });
 
   const pause = (ms: number, { onFreedSlot }: { onFreedSlot: boolean }) =>
     new Promise<void>((resolve) => {
@@ -197,6 +246,26 @@ export const startWebhookDelivery = ({
     }
     return key;
   };
+  /** Attempts that finished in this turn of the event loop, recorded together in one store operation. */
+  let finished: { attempt: RecordedAttempt; resolve: (held: boolean) => void; reject: (error: unknown) => void }[] = [];
+  const recordFinished = () => {
+    const batch = finished;
+    finished = [];
+    store.webhooks.recordAttempts(batch.map(({ attempt }) => attempt)).then(
+      (held) => {
+        for (const [index, { resolve }] of batch.entries()) resolve(held[index] === true);
+      },
+      (error: unknown) => {
+        for (const { reject } of batch) reject(error);
+      },
+    );
+  };
+  const record = (claim: ClaimedDelivery, result: AttemptResult): Promise<boolean> =>
+    new Promise((resolve, reject) => {
+      finished.push({ attempt: { claim, result }, resolve, reject });
+      if (finished.length === 1) setImmediate(recordFinished);
+    });
+
   const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
     const body = stringifyExactJson(delivery.plant);
     // The new secret, and the previous one while its rotation grace lasts: receivers switch without a gap.
@@ -212,13 +281,17 @@ export const startWebhookDelivery = ({
     const result = attemptResult(outcome, delivery.attempts, config.retryDelaysMs, random);
     let recorded: DeliveryOutcome = result.outcome;
     try {
-      if (!(await store.webhooks.recordAttempt(delivery, result))) recorded = 'lost_lease';
+      if (!(await record(delivery, result))) recorded = 'lost_lease';
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       log.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
       return;
     }
     counted?.countAttempt(recorded);
+    if (result.outcome === 'delivered') {
+      disableCheckedAt.delete(delivery.endpointId);
+      if (!debug) return;
+    } else if (recorded !== 'lost_lease') await applyDisableRule(delivery.endpointId, result);
     // Never the URL (it may carry a receiver's token) and never the secret.
     const fields = {
       deliveryId: delivery.id,
@@ -238,6 +311,30 @@ export const startWebhookDelivery = ({
       );
   };
 
+  /**
+   * The disable rule, the same for every store: 410 Gone disables at once; otherwise an endpoint
+   * whose every attempt has failed for `disableAfterMs` is disabled. Its pending deliveries wait.
+   */
+  const applyDisableRule = async (endpointId: string, result: AttemptResult): Promise<void> => {
+    try {
+      if (result.outcome === 'gone') {
+        await store.webhooks.disableEndpoint(endpointId, GONE_REASON);
+        return;
+      }
+      const now = Date.now();
+      if (now - (disableCheckedAt.get(endpointId) ?? 0) < Math.min(DISABLE_CHECK_INTERVAL_MS, disableAfterMs)) return;
+      disableCheckedAt.set(endpointId, now);
+      const reason = failingReason(disableAfterMs);
+      if (await store.webhooks.disableEndpoint(endpointId, reason, new Date(now - disableAfterMs))) {
+        disableCheckedAt.delete(endpointId);
+        log.warn({ endpointId, disableAfterMs }, 'webhook endpoint failed every delivery for too long; disabled');
+      }
+    } catch (error) {
+      // The next failed attempt asks again.
+      log.warn({ err: error, endpointId }, 'could not apply the webhook disable rule');
+    }
+  };
+
   const run = async (): Promise<void> => {
     while (!stopping) {
       const saturated = isSaturated();
@@ -248,7 +345,12 @@ export const startWebhookDelivery = ({
       }
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await store.webhooks.claimDue({ limit: room, leaseMs });
+        claimed = await store.webhooks.claimDue({
+          limit: room,
+          leaseMs,
+          perEndpoint: saturated ? SATURATED_PER_ENDPOINT : perEndpoint,
+          inFlight: byEndpoint,
+        });
       } catch (error) {
         if (stopping) break;
         log.warn({ err: error }, 'could not claim webhook deliveries; trying again shortly');
@@ -256,12 +358,17 @@ export const startWebhookDelivery = ({
         continue;
       }
       for (const delivery of claimed) {
+        const { endpointId } = delivery;
         const running = attempt(delivery).catch((error: unknown) => {
           log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly');
         });
         inFlight.add(running);
+        byEndpoint.set(endpointId, (byEndpoint.get(endpointId) ?? 0) + 1);
         void running.finally(() => {
           inFlight.delete(running);
+          const left = (byEndpoint.get(endpointId) ?? 1) - 1;
+          if (left === 0) byEndpoint.delete(endpointId);
+          else byEndpoint.set(endpointId, left);
           // A freed slot may take the next due delivery at once.
           slotFreed?.();
         });
@@ -269,7 +376,8 @@ export const startWebhookDelivery = ({
       if (stopping) break;
       // Requests come first: while they saturate the loop, claim once per pause.
       if (saturated) await pause(SATURATED_PAUSE_MS, { onFreedSlot: false });
-      // A full claim suggests more are due; otherwise wait, unless an attempt finishes first.
+      // A full claim suggests more are due; otherwise wait, unless an attempt finishes or plants are
+      // announced first.
       else if (claimed.length < room) await pause(pollIntervalMs, { onFreedSlot: true });
     }
   };
@@ -279,6 +387,8 @@ export const startWebhookDelivery = ({
   return {
     async stop() {
       stopping = true;
+      stopListening();
+      const retained = retention.stop();
       wake?.();
       // Attempts in flight may finish and be recorded before the store closes; a slow receiver is
       // cut off after the grace, its attempt recorded as failed and retried later.
@@ -292,6 +402,7 @@ export const startWebhookDelivery = ({
       agents.https.destroy();
       await running;
       await Promise.allSettled([...inFlight]);
+      await retained;
     },
   };
 };

@@ -21,7 +21,7 @@ export const createWebhookMetrics = (registry: Registry, store: WebhookStore): W
   const readBacklog = throttledRead(() => store.backlog());
   new Gauge({
     name: 'plant_webhook_deliveries_pending',
-    help: 'Webhook deliveries not yet delivered or failed.',
+    help: 'Webhook deliveries to enabled endpoints not yet delivered or failed.',
     registers: [registry],
     async collect() {
       this.set(
@@ -46,5 +46,16 @@ export const createWebhookMetrics = (registry: Registry, store: WebhookStore): W
     },
   });
   for (const outcome of ['delivered', 'retry', 'failed', 'gone'] as const) attempts.inc({ outcome }, 0);
-  return { countAttempt: (outcome) => attempts.inc({ outcome }) };
+  // One child per outcome: counting an attempt then hashes no labels.
+  const byOutcome = new Map<DeliveryOutcome, { inc(): void }>();
+  return {
+    countAttempt: (outcome) => {
+      let child = byOutcome.get(outcome);
+      if (child === undefined) {
+        child = attempts.labels({ outcome });
+        byOutcome.set(outcome, child);
+      }
+      child.inc();
+    },
+  };
 };

@@ -42,11 +42,12 @@ const inBatches = async (batch: (limit: number) => Promise<number>, most = Numbe
 const s = initServer();
 
 /** The contract's WebhookEndpoint: never the secret. */
-const toEndpoint = ({ id, url, description, enabled, createdAt }: StoredEndpoint) => ({
+const toEndpoint = ({ id, url, description, enabled, disabledReason, createdAt }: StoredEndpoint) => ({
   id,
   url,
   ...(description !== undefined && { description }),
   enabled,
+  ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
 });
 
@@ -168,10 +169,6 @@ export const createWebhooksRouter = (
       });
       if (updated.outcome === 'not-found') return notFound(params.id);
       if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
-      // Each is a no-op unless the endpoint is (still) in the state asked for, so a PATCH that
-      // races another settles on the last one's state.
-      if (body.enabled === false) await inBatches((limit) => store.stopPending(params.id, limit));
-      if (body.enabled === true) await inBatches((limit) => store.resumeStopped(params.id, limit));
       return { status: 200, body: toEndpoint(updated.endpoint) };
     },
   }),

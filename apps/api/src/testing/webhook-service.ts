@@ -1,0 +1,50 @@
+import { pino } from 'pino';
+import type { WebhookConfig } from '../config.ts';
+import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-worker.ts';
+import { makeDataDir, startTestServer, TEST_TOKEN, type TestServer } from './test-server.ts';
+
+export type WebhookService = { base: string; server: TestServer; stop(): Promise<void> };
+
+/**
+ * The real app and delivery worker on a SQLite store in a temporary directory, on
+ * 127.0.0.1:<ephemeral>, receivers allowed on loopback. The worker never steps back for requests
+ * unless told: a busy test machine must not slow the tests.
+ */
+export const startWebhookService = async (
+  config: Partial<WebhookConfig> = {},
+  options: Partial<Omit<WebhookDeliveryOptions, 'store' | 'config' | 'logger'>> = {},
+): Promise<WebhookService> => {
+  const server = await startTestServer(makeDataDir(), { allowPrivateWebhooks: true });
+  const delivery = startWebhookDelivery({
+    store: server.store,
+    config: { timeoutMs: 2_000, retryDelaysMs: [300, 300, 300], allowPrivate: true, ...config },
+    logger: pino({ enabled: false }),
+    pollIntervalMs: 1_000,
+    stopGraceMs: 500,
+    yieldBelowIdleShare: 0,
+    random: () => 0.5,
+    ...options,
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    base: server.url,
+    server,
+    // Attempts in flight are recorded before the store closes.
+    stop: () => (stopped ??= delivery.stop().then(() => server.cleanup())),
+  };
+};
+
+/** A request to the service with the test token, JSON by default. */
+export const callApi = (base: string, path: string, init: RequestInit = {}): Promise<Response> =>
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', ...init.headers },
+  });
+
+/** Registers a receiver; resolves with the endpoint as answered (201, with its secret). */
+export const registerEndpoint = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
+  const response = await callApi(base, '/webhooks', { method: 'POST', body: JSON.stringify({ url }) });
+  if (response.status !== 201)
+    throw new Error(`Registering ${url} answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as { id: string; secret: string };
+};

@@ -1,0 +1,76 @@
+import { parseExactJson } from '@org/plant-contract';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postPlant } from '../testing/http-request.ts';
+import { TEST_TOKEN } from '../testing/test-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
+import { callApi, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const receiver = async (): Promise<WebhookReceiver> => {
+  const started = await startWebhookReceiver();
+  cleanups.push(() => started.stop());
+  return started;
+};
+
+type Delivery = { id: string; status: string };
+
+const deliveries = async (base: string, id: string): Promise<Delivery[]> =>
+  parseExactJson(await (await callApi(base, `/webhooks/${id}/deliveries`)).text()) as Delivery[];
+
+const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+describe('webhook retention', () => {
+  it('deletes delivered and failed deliveries once the retention has passed', async () => {
+    const service = await startWebhookService({ retentionMs: 1_000, retryDelaysMs: [] });
+    cleanups.push(service.stop);
+    const healthy = await receiver();
+    const failing = await receiver();
+    failing.answer({ status: 500 });
+    const delivered = await registerEndpoint(service.base, healthy.url);
+    const failed = await registerEndpoint(service.base, failing.url);
+    for (let id = 1n; id <= 3n; id++) {
+      expect((await postPlant(service.base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+    }
+    const finishedAt = Date.now();
+    expect(
+      (
+        await until(
+          () => deliveries(service.base, delivered.id),
+          (list) => list.length === 3 && list.every((d) => d.status === 'delivered'),
+        )
+      ).map((d) => d.status),
+    ).toStrictEqual(['delivered', 'delivered', 'delivered']);
+    expect(
+      (
+        await until(
+          () => deliveries(service.base, failed.id),
+          (list) => list.length === 3 && list.every((d) => d.status === 'failed'),
+        )
+      ).length,
+    ).toBe(3);
+
+    // Checked every min(retention, 1 h): gone within a check or two after the retention ran out.
+    await until(
+      () => deliveries(service.base, delivered.id),
+      (list) => list.length === 0,
+    );
+    await until(
+      () => deliveries(service.base, failed.id),
+      (list) => list.length === 0,
+    );
+    expect(Date.now() - finishedAt).toBeGreaterThanOrEqual(1_000);
+    expect(healthy.received).toHaveLength(3);
+  });
+});
