@@ -389,19 +389,7 @@ export class SqlitePlantStore implements PlantStore {
     op: K,
     ...args: OpArgs<K>
   ): Promise<T> {
-    if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
-    if (this.#failure !== undefined) return Promise.reject(this.#failure);
-    const { promise, resolve, reject } = Promise.withResolvers<T>();
-    if (this.#idle()) this.#worker.ref();
-    this.#queued.push({
-      decode: decode as Pending['decode'],
-      input,
-      resolve: resolve as (value: unknown) => void,
-      reject,
-    });
-    this.#message.push(OPERATIONS[op].code, ...args);
-    this.#schedule();
-    return promise;
+    return this.#enqueue(this.#queued, this.#message, decode, input, op, args);
   }
 
   /** #submit, in the outbox's lane. */
@@ -411,17 +399,28 @@ export class SqlitePlantStore implements PlantStore {
     op: K,
     ...args: OpArgs<K>
   ): Promise<T> {
+    return this.#enqueue(this.#background, this.#backgroundMessage, decode, input, op, args);
+  }
+
+  #enqueue<K extends OpName, I, T>(
+    pending: Pending[],
+    message: unknown[],
+    decode: (input: I, result: OpResult<K>) => T,
+    input: I,
+    op: K,
+    args: OpArgs<K>,
+  ): Promise<T> {
     if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const { promise, resolve, reject } = Promise.withResolvers<T>();
     if (this.#idle()) this.#worker.ref();
-    this.#background.push({
+    pending.push({
       decode: decode as Pending['decode'],
       input,
       resolve: resolve as (value: unknown) => void,
       reject,
     });
-    this.#backgroundMessage.push(OPERATIONS[op].code, ...args);
+    message.push(OPERATIONS[op].code, ...args);
     this.#schedule();
     return promise;
   }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
+import { until } from '../testing/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
@@ -19,16 +20,6 @@ type Endpoint = { id: string; enabled: boolean; disabledReason?: string };
 
 const endpoint = async (base: string, id: string): Promise<Endpoint> =>
   (await (await callApi(base, `/webhooks/${id}`)).json()) as Endpoint;
-
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 describe('webhook endpoints disabled by their receivers', () => {
   it('disables an endpoint whose every delivery failed for PLANT_WEBHOOK_DISABLE_AFTER_MS, and says why', async () => {

@@ -8,6 +8,7 @@ import { createMetrics } from '../ops/metrics.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { makeDataDir, startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
+import { until } from '../testing/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { startWebhookDelivery } from './delivery-worker.ts';
 import { createAgents, postWebhook } from './post-webhook.ts';
@@ -86,19 +87,6 @@ const deliveries = async (base: string, id: string): Promise<Delivery[]> => {
   const response = await api(base, `/webhooks/${id}/deliveries`);
   expect(response.status).toBe(200);
   return parseExactJson(await response.text()) as Delivery[];
-};
-
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(
-        `Condition not met within ${timeoutMs} ms: ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 };
 
 /** standardwebhooks' own verification of a received request, as a receiver would run it. */

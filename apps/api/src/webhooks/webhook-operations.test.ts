@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { expectError } from '../testing/expect-error.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { makeDataDir, startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
+import { until } from '../testing/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { startWebhookDelivery } from './delivery-worker.ts';
 import { type SecretBox, secretBox } from './secret-box.ts';
@@ -87,16 +88,6 @@ const deliveries = async (base: string, id: string): Promise<Delivery[]> => {
   const response = await api(base, `/webhooks/${id}/deliveries`);
   expect(response.status).toBe(200);
   return parseExactJson(await response.text()) as Delivery[];
-};
-
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms.`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 };
 
 const verify = (secret: string, { body, headers }: { body: string; headers: Record<string, unknown> }) =>

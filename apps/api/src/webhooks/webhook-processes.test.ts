@@ -8,6 +8,7 @@ import { httpRequest, postPlant } from '../testing/http-request.ts';
 import { killAllMains, MAIN_TEST_TOKEN, startMain } from '../testing/main-process.ts';
 import type { TestDatabase } from '../testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
+import { until } from '../testing/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 
 /** The real service processes (node src/main.ts), killed for real. */
@@ -56,16 +57,6 @@ const deliveries = async (base: string, endpointId: string): Promise<Delivery[]>
   return parseExactJson(answer.text) as Delivery[];
 };
 
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms.`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
-
 describe('webhooks in the service process', () => {
   it('delivers a plant acknowledged just before kill -9, after the restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'plant-webhook-kill-'));
@@ -86,6 +77,7 @@ describe('webhooks in the service process', () => {
     const [delivered] = await until(
       () => deliveries(second.url, endpoint.id),
       ([delivery]) => delivery?.status === 'delivered',
+      15_000,
     );
     expect(delivered).toMatchObject({ plantId: id, status: 'delivered' });
     const last = hook.received.at(-1);
@@ -127,6 +119,7 @@ describeWithPostgres('webhooks with two replicas on one PostgreSQL', () => {
       const list = await until(
         () => deliveries(a, endpoints[index]?.id ?? ''),
         (all) => all.length === ids.length && all.every((delivery) => delivery.status === 'delivered'),
+        15_000,
       );
       expect(list.every((delivery) => delivery.attempts === 1)).toBe(true);
     }

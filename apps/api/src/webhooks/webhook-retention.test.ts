@@ -2,6 +2,7 @@ import { parseExactJson } from '@org/plant-contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
+import { until } from '../testing/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
@@ -20,16 +21,6 @@ type Delivery = { id: string; status: string };
 
 const deliveries = async (base: string, id: string): Promise<Delivery[]> =>
   parseExactJson(await (await callApi(base, `/webhooks/${id}/deliveries`)).text()) as Delivery[];
-
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Condition not met within ${timeoutMs} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 describe('webhook retention', () => {
   it('deletes delivered and failed deliveries once the retention has passed', async () => {
