@@ -107,6 +107,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     allowPrivateWebhooks: config.webhooks.allowPrivate,
     webhookSecrets: secrets,
     webhookRotationGraceMs: config.webhooks.rotationGraceMs,
+    ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
   });
   if (config.jwt && !config.requireScopes) {
     logger.warn('PLANT_API_JWT_REQUIRE_SCOPES=false: any valid JWT may call every route, including webhook management');
