@@ -12,6 +12,25 @@ export const CORS_MAX_AGE_SECONDS = 600;
 const EXPOSED_HEADERS = ['Link', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'];
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type'];
 
+/**
+ * The CORS headers of an answer made outside the app (admission control's 503), for the origin of
+ * the request: what lets an allowed page read it; undefined for other origins and for no origin.
+ */
+export const corsAnswerHeaders = (
+  origins: CorsOrigins,
+): ((origin: string | undefined) => Readonly<Record<string, string>> | undefined) => {
+  const exposed = EXPOSED_HEADERS.join(',');
+  if (origins === '*') {
+    const headers = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': exposed };
+    return (origin) => (origin === undefined ? undefined : headers);
+  }
+  const allowed = new Set(origins);
+  return (origin) =>
+    origin !== undefined && allowed.has(origin)
+      ? { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Expose-Headers': exposed }
+      : undefined;
+};
+
 const isPreflight = (req: Request): boolean =>
   req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
 
