@@ -6,7 +6,7 @@ import { HttpError } from './http-error.ts';
 export type CorsOrigins = '*' | readonly string[];
 
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 2 hours). */
-export const CORS_MAX_AGE_SECONDS = 600;
+const CORS_MAX_AGE_SECONDS = 600;
 
 /** What the client reads from answers: pages, retry delays, request ids and why a token was refused. */
 const EXPOSED_HEADERS = ['Link', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'];
