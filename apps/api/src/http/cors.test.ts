@@ -120,7 +120,7 @@ describe('CORS', () => {
   });
 
   it('puts the CORS headers on errors too: 400, 401, 404, 409, 429 and an unknown path', async () => {
-    const server = await start({ corsOrigins: [PAGE], rateLimitPerToken: 1 });
+    const server = await start({ corsOrigins: [PAGE], authFailuresPerMinute: 2 });
     const other = 'other-token-0123456789abcdef';
     const unauthorized = await httpRequest(`${server.url}/plants`, { headers: { origin: PAGE } });
     expectJsonError(unauthorized, 401);
@@ -143,19 +143,19 @@ describe('CORS', () => {
     const conflict = await post('Moss');
     expectJsonError(conflict, 409);
     expectReadableBy(conflict, PAGE);
-    // The burst (2) is spent: the limiter answers 429 with Retry-After, which the page may read.
-    const limited = await post('Moss');
+    // Two failed authentications a minute from this address are spent: the third gets 429 with
+    // Retry-After, which the page may read.
+    const limited = await httpRequest(`${server.url}/plants`, { headers: { origin: PAGE } });
     expectJsonError(limited, 429);
     expectReadableBy(limited, PAGE);
     expect(limited.headers['retry-after']).toMatch(/^\d+$/);
 
-    const server2 = await start({ corsOrigins: [PAGE] });
     for (const [path, status] of [
       ['/plants/99', 404],
       ['/plants/abc', 400],
       ['/nowhere', 404],
     ] as const) {
-      const answer = await httpRequest(`${server2.url}${path}`, { headers: { ...AUTH, origin: PAGE } });
+      const answer = await httpRequest(`${server.url}${path}`, { headers: { ...AUTH, origin: PAGE } });
       expectJsonError(answer, status);
       expectReadableBy(answer, PAGE);
     }
