@@ -5,6 +5,7 @@ import { type Logger, pino } from 'pino';
 import type { Authenticator } from './auth/authenticator.ts';
 import { bearerAuth } from './auth/bearer-auth.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
+import { type CorsOrigins, corsHeaders } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { errorHandler, notFound, otherMethods, validationErrorHandler } from './http/error-handler.ts';
 import { requestLogger } from './http/request-logger.ts';
@@ -47,6 +48,11 @@ export type AppOptions = {
    * (`drainConnections`), whatever app it serves.
    */
   isDraining?: () => boolean;
+  /**
+   * PLANT_CORS_ORIGINS: origins whose pages may call the API from a browser, or `*` for any. Default:
+   * none, and no CORS headers at all.
+   */
+  corsOrigins?: CorsOrigins;
   /** PLANT_WEBHOOKS_ALLOW_PRIVATE: webhook URLs may be plain http and reach private addresses. */
   allowPrivateWebhooks?: boolean;
   /** Seals webhook signing secrets at rest (PLANT_WEBHOOK_SECRETS_KEY); plain text by default. */
@@ -85,6 +91,7 @@ export const createApp = ({
   allowPrivateWebhooks = false,
   webhookSecrets,
   webhookRotationGraceMs,
+  corsOrigins,
 }: AppOptions): Express => {
   const app = express();
   app.disable('x-powered-by');
@@ -100,6 +107,10 @@ export const createApp = ({
 
   app.use(metrics.observeRequests);
   app.use(securityHeaders());
+  // Before authentication (preflights carry no token) and before anything that may answer an error.
+  if (corsOrigins !== undefined && corsOrigins.length > 0) {
+    app.use(corsHeaders(corsOrigins, [...new Set([...methodsByPath().values()].flat())]));
+  }
   // Before the request log: probes every few seconds from every load balancer would drown it.
   app.use(opsRoutes({ store, isDraining, logger, ...(serveMetrics && { metrics }) }));
   app.use(requestLogger(logger));

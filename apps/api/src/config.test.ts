@@ -199,6 +199,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the CORS origins: exact origins, or * alone; unset, none', () => {
+    expect(loadConfig({}).corsOrigins).toBeUndefined();
+    expect(loadConfig({ PLANT_CORS_ORIGINS: '' }).corsOrigins).toBeUndefined();
+    expect(
+      loadConfig({ PLANT_CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,http://[::1]:8080' })
+        .corsOrigins,
+    ).toEqual(['https://app.example.com', 'http://localhost:5173', 'http://[::1]:8080']);
+    expect(loadConfig({ PLANT_CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+  });
+
   it('reads the trust proxy setting in Express syntax', () => {
     expect(loadConfig({ PLANT_TRUST_PROXY: 'loopback' }).trustProxy).toEqual(['loopback']);
     expect(loadConfig({ PLANT_TRUST_PROXY: '2' }).trustProxy).toBe(2);
@@ -247,6 +257,42 @@ describe('loadConfig', () => {
     ],
     [{ PLANT_API_JWKS_URL: 'http://10.0.0.1/jwks' }, /^Invalid configuration: PLANT_API_JWKS_URL must be an https/],
     [{ PLANT_API_JWKS_URL: 'http://localhost.evil.test/k' }, /^Invalid configuration: PLANT_API_JWKS_URL must be/],
+    [
+      { PLANT_CORS_ORIGINS: 'https://app.example.com/' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: 'https://app.example.com/app' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: '*,https://app.example.com' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: 'app.example.com' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: 'ftp://files.example.com' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: 'https://App.Example.com' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: 'https://a.example.com,,https://b.example.com' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: 'https://user@app.example.com' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
+    [
+      { PLANT_CORS_ORIGINS: 'null' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
     [
       { PLANT_TRUST_PROXY: 'true' },
       /^Invalid configuration: PLANT_TRUST_PROXY must be a hop count, .* \(true is refused/,

@@ -1,6 +1,7 @@
 import { WEBHOOK_ROTATION_GRACE_DEFAULT_MS } from '@org/plant-contract';
 import { z } from 'zod';
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from './http/admission.ts';
+import type { CorsOrigins } from './http/cors.ts';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-store.ts';
@@ -91,6 +92,13 @@ const isLoopbackHost = (hostname: string): boolean =>
 const TRUST_PROXY_MESSAGE =
   'must be a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (true is refused: every client could choose its own address)';
 
+const CORS_ORIGINS_MESSAGE =
+  'must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash)';
+
+/** An origin exactly as a browser sends it in `Origin`: the URL's own serialization, nothing more. */
+const isOrigin = (text: string): boolean =>
+  URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol) && new URL(text).origin === text;
+
 const Env = z.object({
   PORT: optional(port.default('3000')),
   HOST: optional(z.string().default('127.0.0.1')),
@@ -102,6 +110,17 @@ const Env = z.object({
         if (trust === undefined) context.addIssue({ code: z.ZodIssueCode.custom, message: TRUST_PROXY_MESSAGE });
         return trust ?? z.NEVER;
       })
+      .optional(),
+  ),
+  PLANT_CORS_ORIGINS: optional(
+    z
+      .string()
+      .transform((list) => list.split(',').map((origin) => origin.trim()))
+      .refine(
+        (origins) => (origins.length === 1 && origins[0] === '*') || origins.every(isOrigin),
+        CORS_ORIGINS_MESSAGE,
+      )
+      .transform((origins): CorsOrigins => (origins[0] === '*' ? '*' : origins))
       .optional(),
   ),
   PLANT_METRICS_PORT: optional(port.optional()),
@@ -237,6 +256,8 @@ export type Config = {
   /** Admission control of the API server: beyond these, requests are shed with 503. */
   admission: AdmissionLimits;
   webhooks: WebhookConfig;
+  /** PLANT_CORS_ORIGINS: origins whose pages may call the API, or `*`; unset, no CORS headers. */
+  corsOrigins?: CorsOrigins;
 };
 
 export type WebhookConfig = {
@@ -334,6 +355,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       disableAfterMs: vars.PLANT_WEBHOOK_DISABLE_AFTER_MS,
     },
   };
+  if (vars.PLANT_CORS_ORIGINS !== undefined) config.corsOrigins = vars.PLANT_CORS_ORIGINS;
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
     throw new ConfigError(
       'Invalid configuration: PLANT_HTTP_HEADERS_TIMEOUT_MS must not exceed PLANT_HTTP_REQUEST_TIMEOUT_MS.',

@@ -6,6 +6,7 @@ import { createPlantClient, type NewPlant, PlantApiError, PlantConnectionError }
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TOKEN_HASH_FILE } from './auth/api-tokens.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
+import { httpRequest } from './testing/http-request.ts';
 import { type Exit, killAllMains, logLines, type MainProcess, runMain, startMain } from './testing/main-process.ts';
 
 const TOKEN = 'main-test-token-0123456789abcdef';
@@ -113,7 +114,30 @@ describe('main: the plant store process', () => {
     expect(await stop(server)).toStrictEqual({ code: 0, signal: null });
   }, 20_000);
 
+  it('answers the preflight of an origin in PLANT_CORS_ORIGINS, and refuses another', async () => {
+    const page = 'https://plants.example.com';
+    const server = await startMain({
+      PLANT_DATA_DIR: makeDataDir(),
+      PLANT_API_TOKENS: TOKEN,
+      PLANT_CORS_ORIGINS: `http://localhost:5173, ${page}`,
+    });
+    const preflight = (origin: string) =>
+      httpRequest(`${server.url}/plants`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
+    const allowed = await preflight(page);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers['access-control-allow-origin']).toBe(page);
+    expect((await preflight('https://other.example.com')).status).toBe(403);
+    expect(await stop(server)).toStrictEqual({ code: 0, signal: null });
+  }, 20_000);
+
   it.each([
+    [
+      { PLANT_CORS_ORIGINS: '*, https://plants.example.com' },
+      'Invalid configuration: PLANT_CORS_ORIGINS must be * alone, or a comma-separated list of origins as scheme://host[:port] (http or https, no path, no trailing slash).',
+    ],
     [{ PORT: 'abc' }, 'Invalid configuration: PORT must be a port number from 0 to 65535.'],
     [
       { LOG_LEVEL: 'loud' },

@@ -8,6 +8,7 @@ import { type Authenticator, combineAuthenticators, staticTokens } from './auth/
 import type { Config } from './config.ts';
 import { admitRequests } from './http/admission.ts';
 import { answerClientErrors } from './http/client-errors.ts';
+import { corsAnswerHeaders } from './http/cors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
@@ -107,6 +108,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     allowPrivateWebhooks: config.webhooks.allowPrivate,
     webhookSecrets: secrets,
     webhookRotationGraceMs: config.webhooks.rotationGraceMs,
+    ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
   });
   if (config.jwt && !config.requireScopes) {
     logger.warn('PLANT_API_JWT_REQUIRE_SCOPES=false: any valid JWT may call every route, including webhook management');
@@ -114,7 +116,12 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics, secrets });
 
   const server = createHttpServer(app, config.server);
-  const admission = admitRequests(server, { ...config.admission, logger, onShed: metrics.countShed });
+  const admission = admitRequests(server, {
+    ...config.admission,
+    logger,
+    onShed: metrics.countShed,
+    ...(config.corsOrigins && { corsHeaders: corsAnswerHeaders(config.corsOrigins) }),
+  });
   const connections = drainConnections(server);
   // Room for the connections that arrive while the event loop is busy (see the README, Overload).
   server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });

@@ -12,6 +12,7 @@ import { SqlitePlantStore } from '../store/sqlite-store.ts';
 import { httpRequest, postPlant } from '../testing/http-request.ts';
 import { makeDataDir } from '../testing/test-server.ts';
 import { type Admission, type AdmissionLimits, admitRequests } from './admission.ts';
+import { corsAnswerHeaders } from './cors.ts';
 import { drainConnections } from './drain.ts';
 import { createHttpServer, SERVER_DEFAULTS } from './http-server.ts';
 
@@ -49,7 +50,7 @@ const slowedStore = (store: SqlitePlantStore) => {
 };
 
 /** The service's server, as service.ts composes it, with the given bounds. */
-const start = async (limits: Partial<AdmissionLimits>) => {
+const start = async (limits: Partial<AdmissionLimits>, corsOrigins?: readonly string[]) => {
   const store = await SqlitePlantStore.open(makeDataDir());
   const gate = slowedStore(store);
   const metrics = createMetrics({ processMetrics: false });
@@ -62,7 +63,13 @@ const start = async (limits: Partial<AdmissionLimits>) => {
       },
     }),
   );
-  const app = createApp({ store: gate.slowed, authenticate: staticTokens([hashToken(TOKEN)]), metrics, logger });
+  const app = createApp({
+    store: gate.slowed,
+    authenticate: staticTokens([hashToken(TOKEN)]),
+    metrics,
+    logger,
+    ...(corsOrigins && { corsOrigins }),
+  });
   const server: Server = createHttpServer(app, SERVER_DEFAULTS);
   const admission: Admission = admitRequests(server, {
     maxInFlight: 1_000,
@@ -71,6 +78,7 @@ const start = async (limits: Partial<AdmissionLimits>) => {
     ...limits,
     logger,
     onShed: metrics.countShed,
+    ...(corsOrigins && { corsHeaders: corsAnswerHeaders(corsOrigins) }),
   });
   drainConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -147,6 +155,23 @@ describe('admission control', () => {
     const logged = lines.filter((line) => line.msg === 'shedding requests: the service is overloaded');
     expect(logged.length).toBeLessThan(4);
     expect(logged[0]?.shed).toStrictEqual({ in_flight: 1, connections: 0, event_loop_delay: 0 });
+  });
+
+  it('lets a page on an allowed origin read a shed answer: its 503 carries the CORS headers', async () => {
+    const page = 'https://app.example.com';
+    const { url, gate } = await start({ maxInFlight: 1 }, [page]);
+    const held = postPlant(url, TOKEN, { id: 1n, name: 'Held' }, { agent: false });
+    await until(() => gate.waiting.length === 1);
+    const allowed = await httpRequest(`${url}/plants`, { headers: { origin: page }, agent: false });
+    expectShed(allowed, /PLANT_MAX_IN_FLIGHT/);
+    expect(allowed.headers['access-control-allow-origin']).toBe(page);
+    expect(allowed.headers.vary).toBe('Origin');
+    expect(allowed.headers['access-control-expose-headers']).toMatch(/(^|,)Retry-After(,|$)/);
+    const other = await httpRequest(`${url}/plants`, { headers: { origin: 'https://other.example' }, agent: false });
+    expectShed(other, /PLANT_MAX_IN_FLIGHT/);
+    expect(Object.keys(other.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    gate.open();
+    expect((await held).status).toBe(200);
   });
 
   it('answers before reading the body: a request whose body never comes is shed at once', async () => {

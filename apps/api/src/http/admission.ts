@@ -28,6 +28,8 @@ export type AdmissionOptions = AdmissionLimits & {
   logger: Logger;
   /** Told about every shed request, e.g. to count it. */
   onShed?: (reason: ShedReason) => void;
+  /** The CORS headers a shed answer needs for the request's origin (`corsAnswerHeaders`), if any. */
+  corsHeaders?: (origin: string | undefined) => Readonly<Record<string, string>> | undefined;
 };
 
 export type Admission = {
@@ -100,7 +102,7 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  */
 export const admitRequests = (
   server: Server,
-  { maxInFlight, maxConnections, maxEventLoopDelayMs, logger, onShed }: AdmissionOptions,
+  { maxInFlight, maxConnections, maxEventLoopDelayMs, logger, onShed, corsHeaders }: AdmissionOptions,
 ): Admission => {
   let inFlight = 0;
   let connections = 0;
@@ -165,7 +167,9 @@ export const admitRequests = (
   };
   const shed = (res: ServerResponse, reason: ShedReason) => {
     const { headers, body } = answers[reason];
-    res.writeHead(503, headers);
+    // A page on an allowed origin can then read the 503 and its Retry-After, not a network error.
+    const cors = corsHeaders?.(res.req.headers.origin);
+    res.writeHead(503, cors ? { ...headers, ...cors } : headers);
     // HEAD gets the headers a GET would, without the body.
     res.end(res.req.method === 'HEAD' ? undefined : body);
     sinceLog[reason] += 1;
