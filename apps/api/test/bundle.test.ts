@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from './testing/child-output.ts';
-import { httpRequest, postPlant } from './testing/http-request.ts';
-import { type Exit, logLines } from './testing/main-process.ts';
-import type { TestDatabase } from './testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from './testing/postgres-test-database.ts';
+import { collectOutput } from '../src/testing/child-output.ts';
+import { httpRequest, postPlant } from '../src/testing/http-request.ts';
+import { type Exit, logLines } from '../src/testing/main-process.ts';
+import type { TestDatabase } from '../src/testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const TOKEN = 'bundle-test-token-0123456789abcdef';
