@@ -277,7 +277,7 @@ const run = async (options: BenchOptions): Promise<boolean> => {
       log(`wrote ${join(outDir, 'connections.json')}`);
     }
     if (options.readme) {
-      const readme = join(REPO_ROOT, 'README.md');
+      const readme = join(REPO_ROOT, 'bench', 'README.md');
       log(updateReadme(readme, report) ? `updated the figures in ${readme}` : `no bench markers in ${readme}`);
     }
     log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
