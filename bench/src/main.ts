@@ -29,7 +29,6 @@ import {
 import { measureColdStart, post, type RunningServer, startServer } from './server-process.ts';
 import { median } from './stats.ts';
 import {
-  API_DIR,
   BENCH_HEADERS,
   BENCH_TOKEN,
   createTargets,
@@ -154,7 +153,7 @@ const run = async (options: BenchOptions): Promise<boolean> => {
   const skipped: Report['skipped'] = [];
   let postgres: Postgres | undefined;
   if (options.only.includes('d')) {
-    const opened = await openPostgres(API_DIR, process.env).catch(
+    const opened = await openPostgres(process.env).catch(
       (error: Error) => `PostgreSQL could not be started: ${error.message.split('\n')[0]}`,
     );
     if (typeof opened === 'string') {
@@ -278,7 +277,7 @@ const run = async (options: BenchOptions): Promise<boolean> => {
       log(`wrote ${join(outDir, 'connections.json')}`);
     }
     if (options.readme) {
-      const readme = join(REPO_ROOT, 'README.md');
+      const readme = join(REPO_ROOT, 'bench', 'README.md');
       log(updateReadme(readme, report) ? `updated the figures in ${readme}` : `no bench markers in ${readme}`);
     }
     log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);

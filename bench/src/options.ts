@@ -17,7 +17,7 @@ export type BenchOptions = {
   clientBatchSize: number;
   /** Where latest.json and latest.svg go; undefined: bench/results, or a temp dir when smoke. */
   out: string | undefined;
-  /** Rewrite the figures in the root README (full runs only). */
+  /** Rewrite the figures in bench/README.md (full runs only). */
   readme: boolean;
   /** Connection counts of the connections scenario (ours and the peer); empty: skip it. */
   connectionLevels: number[];
@@ -36,7 +36,7 @@ export const USAGE = `pnpm bench [options]
   --client-batches N   alternating batches per mode in the client micro-benchmark (default 30)
   --client-batch-size N  requests per batch (default 200)
   --out DIR            write latest.json and latest.svg there (default bench/results)
-  --no-readme          leave README.md alone
+  --no-readme          leave bench/README.md alone
   --connection-levels L  the connections scenario's levels (default 50,1000,4000,10000; smoke 50,1000)
   --no-connections     skip the connections scenario
 `;

@@ -1,15 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { findPostgres, postgresMissingMessage, startPostgresServer } from '@org/plant-api/testing/postgres-server';
 import pg from 'pg';
-
-/** The part of apps/api/src/testing/postgres-server.ts that the benchmark uses. */
-type PostgresHelper = {
-  findPostgres(): unknown;
-  postgresMissingMessage(): string;
-  startPostgresServer(options?: { fsync?: boolean }): Promise<{ adminUrl: string; destroy(): Promise<void> }>;
-};
 
 export type Postgres = {
   /** Where (d) came from, for the report. */
@@ -62,25 +53,16 @@ const onServer = (adminUrl: string, source: string, close: () => Promise<void>):
 });
 
 /**
- * PostgreSQL for (d), or the reason it is skipped. The API must support DATABASE_URL; the server is
- * BENCH_POSTGRES_URL (an admin URL: the benchmark creates and drops its own databases there) or a
- * throwaway one started by the API's test helper from the installed PostgreSQL binaries, with
+ * PostgreSQL for (d), or the reason it is skipped. The server is BENCH_POSTGRES_URL (an admin URL:
+ * the benchmark creates and drops its own databases there) or a throwaway one started by the API's
+ * test helper (its `./testing/postgres-server` export) from the installed PostgreSQL binaries, with
  * fsync on as in production.
  */
-export const openPostgres = async (apiDir: string, env: NodeJS.ProcessEnv): Promise<Postgres | string> => {
-  const config = join(apiDir, 'src', 'config.ts');
-  const supported =
-    existsSync(join(apiDir, 'src', 'store', 'postgres-store.ts')) &&
-    existsSync(config) &&
-    readFileSync(config, 'utf8').includes('DATABASE_URL');
-  if (!supported) return 'the API has no PostgreSQL store (DATABASE_URL) yet';
+export const openPostgres = async (env: NodeJS.ProcessEnv): Promise<Postgres | string> => {
   if (env.BENCH_POSTGRES_URL) {
     return onServer(env.BENCH_POSTGRES_URL, 'BENCH_POSTGRES_URL', async () => {});
   }
-  const helperPath = join(apiDir, 'src', 'testing', 'postgres-server.ts');
-  if (!existsSync(helperPath)) return 'no BENCH_POSTGRES_URL and no apps/api/src/testing/postgres-server.ts';
-  const helper = (await import(pathToFileURL(helperPath).href)) as PostgresHelper;
-  if (helper.findPostgres() === undefined) return helper.postgresMissingMessage().replace(/;.*$/, '');
-  const server = await helper.startPostgresServer({ fsync: true });
+  if (findPostgres() === undefined) return postgresMissingMessage().replace(/;.*$/, '');
+  const server = await startPostgresServer({ fsync: true });
   return onServer(server.adminUrl, 'a throwaway PostgreSQL (fsync on), same machine', () => server.destroy());
 };

@@ -14,7 +14,7 @@ import { type CpuProfile, formatSummary, summarizeProfile } from './cpu-profile.
 import type { ServerKey } from './options.ts';
 import { openPostgres, type Postgres } from './postgres.ts';
 import { measureColdStart, type RunningServer, startServer } from './server-process.ts';
-import { API_DIR, BENCH_HEADERS, BENCH_TOKEN, createTargets, plantBody, REPO_ROOT } from './targets.ts';
+import { BENCH_HEADERS, BENCH_TOKEN, createTargets, plantBody, REPO_ROOT } from './targets.ts';
 import { ensureWrk, runWrk } from './wrk.ts';
 
 const { values } = parseArgs({
@@ -33,7 +33,7 @@ const seconds = Number(values.duration);
 ensureWrk();
 let postgres: Postgres | undefined;
 if (key === 'd') {
-  const opened = await openPostgres(API_DIR, process.env);
+  const opened = await openPostgres(process.env);
   if (typeof opened === 'string') throw new Error(`(d) is not available: ${opened}`);
   postgres = opened;
 }

@@ -186,7 +186,7 @@ const markdownTable = (header: string[], body: string[][], right: (column: numbe
   return [line(header), `| ${rule.join(' | ')} |`, ...body.map(line)];
 };
 
-/** The README's figures, between the bench markers. */
+/** bench/README.md's figures, between the bench markers. */
 export const formatMarkdown = (report: Report): string => {
   const lines = [
     `Measured ${report.generatedAt.slice(0, 10)}${report.commit ? ` with HEAD at ${report.commit}` : ''} on ${machineLine(report.machine)} (load average ${report.machine.loadAverage} at the start); ${settingsLine(report)}.`,
@@ -205,7 +205,7 @@ export const formatMarkdown = (report: Report): string => {
   }
   const targets = report.targets.map((t) => [t.what, t.target, t.measured, t.met ? 'met' : '**missed**']);
   lines.push('', ...markdownTable(['target', 'goal', 'measured', ''], targets, () => false));
-  lines.push('', '![Benchmark chart](bench/results/latest.svg)');
+  lines.push('', '![Benchmark chart](results/latest.svg)');
   return lines.join('\n');
 };
 

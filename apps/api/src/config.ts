@@ -4,7 +4,7 @@ import { ADMISSION_DEFAULTS, type AdmissionLimits } from './http/admission.ts';
 import type { CorsOrigins } from './http/cors.ts';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
-import { POSTGRES_DEFAULTS } from './store/postgres-store.ts';
+import { POSTGRES_DEFAULTS } from './store/postgres-defaults.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
 
 const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type AppRoute, type AppRouter, isAppRoute } from '@ts-rest/core';
 import { describe, expect, it } from 'vitest';
 import { contract, SCOPES } from './contract.ts';
@@ -19,5 +21,36 @@ describe('contract', () => {
       const { scope } = route.metadata as { scope: string };
       expect(`${name} ${scope}`).toBe(`${name} ${scope.replace(/:\w+$/, route.method === 'GET' ? ':read' : ':write')}`);
     }
+  });
+});
+
+/** The README's route table, one row of trimmed cells per route. */
+const readmeRows = (): string[][] => {
+  const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+  return readme
+    .split('\n')
+    .filter((line) => /^\|\s*`\w+`\s*\|/.test(line))
+    .map((line) =>
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
+};
+
+/** What the README's table says of a route: its name, method and path, and its statuses. */
+const rowOf = ([name, route]: [string, AppRoute]): string[] => {
+  const statuses = Object.keys(route.responses).map(Number);
+  return [
+    `\`${name}\``,
+    `\`${route.method} ${route.path}\``,
+    statuses.filter((status) => status < 300).join(', '),
+    statuses.filter((status) => status >= 300).join(', '),
+  ];
+};
+
+describe('README.md', () => {
+  it('lists every route of the contract with its method, path and statuses, and no other', () => {
+    expect(readmeRows()).toStrictEqual(routesOf(contract).map(rowOf));
   });
 });

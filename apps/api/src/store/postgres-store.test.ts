@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { describePlantStore } from '../testing/plant-store-suite.ts';
 import type { TestDatabase } from '../testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
 import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from './plant-store.ts';
-import { describePlantStore } from './plant-store-suite.ts';
 import { migrate, postgresMigrations } from './postgres-migrations.ts';
 import { describeDatabase, isTransientDatabaseError, PostgresPlantStore, SchemaTooNewError } from './postgres-store.ts';
 

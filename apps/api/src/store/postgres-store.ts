@@ -7,6 +7,7 @@ import {
   StoreUnavailableError,
   samePlant,
 } from './plant-store.ts';
+import { POSTGRES_DEFAULTS } from './postgres-defaults.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './postgres-migrations.ts';
 import { PostgresWebhookStore } from './postgres-webhook-store.ts';
 
@@ -32,8 +33,6 @@ export type PostgresStoreOptions = {
    */
   maxPending?: number;
 };
-
-export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000 } as const;
 
 /** How much longer than the server-side statement timeout the client waits for an answer. */
 const CLIENT_TIMEOUT_MARGIN_MS = 1_000;

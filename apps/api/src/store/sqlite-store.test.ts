@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describePlantStore } from '../testing/plant-store-suite.ts';
 import { type ChildResult, runToEnd } from '../testing/run-to-end.ts';
 import { StoreUnavailableError } from './plant-store.ts';
-import { describePlantStore } from './plant-store-suite.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import { DataDirInUseError, SQLITE_FILE_NAME, SqlitePlantStore } from './sqlite-store.ts';
 

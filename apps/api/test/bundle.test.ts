@@ -1,14 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from './testing/child-output.ts';
-import { httpRequest, postPlant } from './testing/http-request.ts';
-import { type Exit, logLines } from './testing/main-process.ts';
-import type { TestDatabase } from './testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from './testing/postgres-test-database.ts';
+import { collectOutput } from '../src/testing/child-output.ts';
+import { httpRequest, postPlant } from '../src/testing/http-request.ts';
+import { type Exit, logLines } from '../src/testing/main-process.ts';
+import type { TestDatabase } from '../src/testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const TOKEN = 'bundle-test-token-0123456789abcdef';
@@ -72,6 +72,32 @@ const createAndRead = async (url: string) => {
   expect(read.text).toBe(`{"id":${2n ** 62n},"name":"Shipped","tag":"bundle"}`);
 };
 
+/**
+ * The bare modules (npm packages, builtins) a built entry loads: with `dynamic`, those its
+ * `import()` calls may load too.
+ */
+const importedPackages = (entry: string, dynamic: boolean): Set<string> => {
+  // esbuild writes each static import and re-export at the start of a line.
+  const statics = /^(?:import|export)[\s{*"][^;'"]*?"([^"]+)"/gm;
+  // Chunks are ./name.js; other quoted import() calls are text in the bundled code.
+  const dynamics = /\bimport\("(\.\/[\w-]+\.js|[\w@][\w@/.-]*)"\)/g;
+  const packages = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const code = readFileSync(file, 'utf8');
+    const specifiers = [...code.matchAll(statics)].map((match) => match[1] as string);
+    if (dynamic) specifiers.push(...[...code.matchAll(dynamics)].map((match) => match[1] as string));
+    for (const specifier of specifiers) {
+      if (specifier.startsWith('.')) visit(join(dirname(file), specifier));
+      else packages.add(specifier);
+    }
+  };
+  visit(join(bundle, 'dist', entry));
+  return packages;
+};
+
 describe('pnpm bundle', () => {
   it('holds the built service and its production dependencies, and nothing else', () => {
     const entries = readdirSync(bundle, { recursive: true, withFileTypes: true });
@@ -109,6 +135,16 @@ describe('pnpm bundle', () => {
       expect(manifest(join(bundle, 'node_modules', name, 'package.json'))).toMatchObject({ version });
     }
     expect(shipped.scripts?.start).toMatch(/^node .*dist\/main\.js$/);
+  });
+
+  it('loads pg and jose only when configured: dist/main.js does not import them before it reads the config', () => {
+    const everything = importedPackages('main.js', true);
+    expect(everything).toContain('pg');
+    expect(everything).toContain('jose');
+    const atStart = importedPackages('main.js', false);
+    expect(atStart).toContain('zod');
+    expect(atStart).not.toContain('pg');
+    expect(atStart).not.toContain('jose');
   });
 
   it('serves the API on the embedded store with plain node, and stops on SIGTERM with exit 0', async () => {

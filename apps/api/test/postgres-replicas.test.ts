@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { postgresMigrations } from './store/postgres-migrations.ts';
-import { type HttpAnswer, httpRequest, postPlant } from './testing/http-request.ts';
-import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, runMain, startMain } from './testing/main-process.ts';
-import type { TestDatabase } from './testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from './testing/postgres-test-database.ts';
-import { runToEnd } from './testing/run-to-end.ts';
+import { postgresMigrations } from '../src/store/postgres-migrations.ts';
+import { type HttpAnswer, httpRequest, postPlant } from '../src/testing/http-request.ts';
+import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, runMain, startMain } from '../src/testing/main-process.ts';
+import type { TestDatabase } from '../src/testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+import { runToEnd } from '../src/testing/run-to-end.ts';
 
-const MIGRATE = join(import.meta.dirname, 'migrate.ts');
+const MIGRATE = join(import.meta.dirname, '..', 'src', 'migrate.ts');
 /** Every version this build knows. */
 const ALL_VERSIONS = postgresMigrations.map((_, index) => index + 1);
 const NEWEST = postgresMigrations.length;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { httpRequest, postPlant } from '../testing/http-request.ts';
+import { httpRequest, postPlant } from '../src/testing/http-request.ts';
 import {
   killAllMains,
   logLines,
@@ -12,11 +12,11 @@ import {
   type MainProcess,
   runMain,
   startMain,
-} from '../testing/main-process.ts';
-import type { TestDatabase } from '../testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
-import { keyIdOf } from './secret-box.ts';
+} from '../src/testing/main-process.ts';
+import type { TestDatabase } from '../src/testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.ts';
+import { keyIdOf } from '../src/webhooks/secret-box.ts';
 
 /** The real service processes (node src/main.ts) with and without PLANT_WEBHOOK_SECRETS_KEY. */
 const dataDirs: string[] = [];

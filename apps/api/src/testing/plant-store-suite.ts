@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CreateOutcome, type PlantStore, type StoredPlant, StoreUnavailableError } from './plant-store.ts';
+import { type CreateOutcome, type PlantStore, type StoredPlant, StoreUnavailableError } from '../store/plant-store.ts';
 import { describeWebhookStore } from './webhook-store-suite.ts';
 
 export type OpenedStore = {

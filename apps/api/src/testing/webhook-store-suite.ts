@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PlantStore } from './plant-store.ts';
-import type { ClaimedDelivery, NewStoredEndpoint, StoredEndpoint } from './webhook-store.ts';
+import type { PlantStore } from '../store/plant-store.ts';
+import type { ClaimedDelivery, NewStoredEndpoint, StoredEndpoint } from '../store/webhook-store.ts';
 
 let endpointCount = 0;
 const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpoint => {

@@ -4,10 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPlantClient, type NewPlant, PlantApiError, PlantConnectionError } from '@org/plant-client';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { TOKEN_HASH_FILE } from './auth/api-tokens.ts';
-import { SqlitePlantStore } from './store/sqlite-store.ts';
-import { httpRequest } from './testing/http-request.ts';
-import { type Exit, killAllMains, logLines, type MainProcess, runMain, startMain } from './testing/main-process.ts';
+import { TOKEN_HASH_FILE } from '../src/auth/api-tokens.ts';
+import { SqlitePlantStore } from '../src/store/sqlite-store.ts';
+import { httpRequest } from '../src/testing/http-request.ts';
+import {
+  type Exit,
+  killAllMains,
+  logLines,
+  type MainProcess,
+  runMain,
+  startMain,
+} from '../src/testing/main-process.ts';
 
 const TOKEN = 'main-test-token-0123456789abcdef';
 const OTHER_TOKEN = 'main-test-other-token-0123456789';

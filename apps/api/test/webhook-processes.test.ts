@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { parseExactJson } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { httpRequest, postPlant } from '../testing/http-request.ts';
-import { killAllMains, MAIN_TEST_TOKEN, startMain } from '../testing/main-process.ts';
-import type { TestDatabase } from '../testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
-import { until } from '../testing/until.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
+import { httpRequest, postPlant } from '../src/testing/http-request.ts';
+import { killAllMains, MAIN_TEST_TOKEN, startMain } from '../src/testing/main-process.ts';
+import type { TestDatabase } from '../src/testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+import { until } from '../src/testing/until.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.ts';
 
 /** The real service processes (node src/main.ts), killed for real. */
 
