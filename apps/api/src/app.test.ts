@@ -2,10 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from './app.ts';
-import { staticTokens } from './auth/authenticator.ts';
-import { hashToken } from './auth/token-hash.ts';
-import type { StoredPlant } from './store/plant-store.ts';
+// Through the package's entry: what an application embedding the API imports.
+import { createApp, hashToken, type StoredPlant, staticTokens } from './index.ts';
 import { fakeStore } from './testing/fake-store.ts';
 
 const TOKEN = 'app-test-token-0123456789abcdef';

@@ -116,7 +116,7 @@ export const createApp = ({
   app.use(requestLogger(logger));
 
   const routes = {
-    ...createPlantsRouter(metrics.instrumentStore(store), bodyLimit),
+    ...createPlantsRouter(metrics.instrumentStore(store), { bodyLimit }),
     ...createWebhooksRouter(store.webhooks, {
       allowPrivate: allowPrivateWebhooks,
       bodyLimit,

@@ -1,17 +1,11 @@
+/**
+ * What another Express application needs to embed the Plant Store API (mounted under a prefix, as
+ * app.test.ts does through this module): the app factory, a store, and who may call it. The
+ * service itself (main.ts) adds configuration, listening, admission control and shutdown.
+ */
 export { type AppOptions, createApp } from './app.ts';
-export { type ApiTokens, resolveApiTokens } from './auth/api-tokens.ts';
-export { createTokenVerifier, hashToken } from './auth/token-hash.ts';
-export { type Config, ConfigError, loadConfig } from './config.ts';
-export {
-  ADMISSION_DEFAULTS,
-  type Admission,
-  type AdmissionLimits,
-  type AdmissionOptions,
-  admitRequests,
-  type ShedReason,
-} from './http/admission.ts';
-export { createHttpServer, type ServerConfig, shutdownGracefully } from './http/http-server.ts';
-export { BODY_LIMIT_BYTES } from './http/json-body.ts';
+export { type Authenticator, combineAuthenticators, type Principal, staticTokens } from './auth/authenticator.ts';
+export { hashToken } from './auth/token-hash.ts';
 export { createMetrics, type Metrics, type MetricsOptions } from './ops/metrics.ts';
 export type { CreateOutcome, PlantStore, StoredPlant } from './store/plant-store.ts';
 export { StoreUnavailableError } from './store/plant-store.ts';

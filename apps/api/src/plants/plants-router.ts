@@ -26,7 +26,9 @@ const nextPageLink = ({ limit, tag }: ListOptions, after: bigint): string => {
  */
 const { createPlant, listPlants, getPlant, deletePlant } = contract;
 
-export const createPlantsRouter = (store: PlantStore, bodyLimit?: number) =>
+export type PlantsRouterOptions = { bodyLimit?: number | undefined };
+
+export const createPlantsRouter = (store: PlantStore, { bodyLimit }: PlantsRouterOptions = {}) =>
   s.router(
     { createPlant, listPlants, getPlant, deletePlant },
     {
