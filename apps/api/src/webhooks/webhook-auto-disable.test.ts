@@ -1,20 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const receiver = async (): Promise<WebhookReceiver> => {
-  const started = await startWebhookReceiver();
-  cleanups.push(() => started.stop());
-  return started;
-};
+const defer = deferCleanups();
+const receiver = () => deferredReceiver(defer);
 
 type Endpoint = { id: string; enabled: boolean; disabledReason?: string };
 
@@ -24,7 +16,7 @@ const endpoint = async (base: string, id: string): Promise<Endpoint> =>
 describe('webhook endpoints disabled by their receivers', () => {
   it('disables an endpoint whose every delivery failed for PLANT_WEBHOOK_DISABLE_AFTER_MS, and says why', async () => {
     const service = await startWebhookService({ disableAfterMs: 800, retryDelaysMs: Array(20).fill(100) });
-    cleanups.push(service.stop);
+    defer(service.stop);
     const failing = await receiver();
     failing.answer({ status: 503 });
     const healthy = await receiver();
@@ -53,7 +45,7 @@ describe('webhook endpoints disabled by their receivers', () => {
 
   it('says why an endpoint that answered 410 Gone is disabled', async () => {
     const service = await startWebhookService();
-    cleanups.push(service.stop);
+    defer(service.stop);
     const gone = await receiver();
     gone.answer({ status: 410 });
     const registered = await registerEndpoint(service.base, gone.url);

@@ -1,19 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const receiver = async (): Promise<WebhookReceiver> => {
-  const started = await startWebhookReceiver();
-  cleanups.push(() => started.stop());
-  return started;
-};
+const defer = deferCleanups();
+const receiver = () => deferredReceiver(defer);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -23,7 +15,7 @@ const percentile = (sorted: number[], share: number): number =>
 describe('fairness across receivers', () => {
   it('delivers to a healthy receiver soon after each create while another receiver hangs', async () => {
     const service = await startWebhookService({ timeoutMs: 10_000 });
-    cleanups.push(service.stop);
+    defer(service.stop);
     const hanging = await receiver();
     hanging.answer('hang');
     const healthy = await receiver();

@@ -1,21 +1,13 @@
 import { parseExactJson } from '@org/plant-contract';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const receiver = async (): Promise<WebhookReceiver> => {
-  const started = await startWebhookReceiver();
-  cleanups.push(() => started.stop());
-  return started;
-};
+const defer = deferCleanups();
+const receiver = () => deferredReceiver(defer);
 
 type Delivery = { id: string; status: string };
 
@@ -25,7 +17,7 @@ const deliveries = async (base: string, id: string): Promise<Delivery[]> =>
 describe('webhook retention', () => {
   it('deletes delivered and failed deliveries once the retention has passed', async () => {
     const service = await startWebhookService({ retentionMs: 1_000, retryDelaysMs: [] });
-    cleanups.push(service.stop);
+    defer(service.stop);
     const healthy = await receiver();
     const failing = await receiver();
     failing.answer({ status: 500 });
