@@ -1,20 +1,29 @@
 import { pino } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-worker.ts';
-import { makeDataDir, startTestServer, TEST_TOKEN, type TestServer } from './test-server.ts';
+import { makeDataDir, startTestServer, TEST_TOKEN, type TestAppOptions, type TestServer } from './test-server.ts';
 
-export type WebhookService = { base: string; server: TestServer; stop(): Promise<void> };
+export type WebhookService = {
+  base: string;
+  server: TestServer;
+  /** Stops the worker, then the server; the data directory stays (to look at its files). */
+  stop(): Promise<void>;
+  /** stop(), then the data directory is deleted. */
+  cleanup(): Promise<void>;
+};
 
 /**
  * The real app and delivery worker on a SQLite store in a temporary directory, on
  * 127.0.0.1:<ephemeral>, receivers allowed on loopback. The worker never steps back for requests
- * unless told: a busy test machine must not slow the tests.
+ * unless told: a busy test machine must not slow the tests. `app` adds options of the app (a
+ * secret box, a rotation grace); a secret box is given to the worker too.
  */
 export const startWebhookService = async (
   config: Partial<WebhookConfig> = {},
   options: Partial<Omit<WebhookDeliveryOptions, 'store' | 'config' | 'logger'>> = {},
+  app: TestAppOptions = {},
 ): Promise<WebhookService> => {
-  const server = await startTestServer(makeDataDir(), { allowPrivateWebhooks: true });
+  const server = await startTestServer(makeDataDir(), { allowPrivateWebhooks: true, ...app });
   const delivery = startWebhookDelivery({
     store: server.store,
     config: { timeoutMs: 2_000, retryDelaysMs: [300, 300, 300], allowPrivate: true, ...config },
@@ -23,15 +32,13 @@ export const startWebhookService = async (
     stopGraceMs: 500,
     yieldBelowIdleShare: 0,
     random: () => 0.5,
+    ...(app.webhookSecrets !== undefined && { secrets: app.webhookSecrets }),
     ...options,
   });
   let stopped: Promise<void> | undefined;
-  return {
-    base: server.url,
-    server,
-    // Attempts in flight are recorded before the store closes.
-    stop: () => (stopped ??= delivery.stop().then(() => server.cleanup())),
-  };
+  // Attempts in flight are recorded before the store closes.
+  const stop = () => (stopped ??= delivery.stop().then(() => server.stop()));
+  return { base: server.url, server, stop, cleanup: () => stop().then(() => server.cleanup()) };
 };
 
 /** A request to the service with the test token, JSON by default. */

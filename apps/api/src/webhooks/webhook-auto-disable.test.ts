@@ -16,7 +16,7 @@ const endpoint = async (base: string, id: string): Promise<Endpoint> =>
 describe('webhook endpoints disabled by their receivers', () => {
   it('disables an endpoint whose every delivery failed for PLANT_WEBHOOK_DISABLE_AFTER_MS, and says why', async () => {
     const service = await startWebhookService({ disableAfterMs: 800, retryDelaysMs: Array(20).fill(100) });
-    defer(service.stop);
+    defer(service.cleanup);
     const failing = await receiver();
     failing.answer({ status: 503 });
     const healthy = await receiver();
@@ -45,7 +45,7 @@ describe('webhook endpoints disabled by their receivers', () => {
 
   it('says why an endpoint that answered 410 Gone is disabled', async () => {
     const service = await startWebhookService();
-    defer(service.stop);
+    defer(service.cleanup);
     const gone = await receiver();
     gone.answer({ status: 410 });
     const registered = await registerEndpoint(service.base, gone.url);

@@ -15,7 +15,7 @@ const percentile = (sorted: number[], share: number): number =>
 describe('fairness across receivers', () => {
   it('delivers to a healthy receiver soon after each create while another receiver hangs', async () => {
     const service = await startWebhookService({ timeoutMs: 10_000 });
-    defer(service.stop);
+    defer(service.cleanup);
     const hanging = await receiver();
     hanging.answer('hang');
     const healthy = await receiver();

@@ -3,66 +3,35 @@ import { join } from 'node:path';
 import { ConflictError, createPlantClient, NotFoundError } from '@org/plant-client';
 import { verifyPlantWebhook } from '@org/plant-client/webhooks';
 import { parseExactJson } from '@org/plant-contract';
-import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { postPlant } from '../testing/http-request.ts';
-import { makeDataDir, startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
+import { TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
-import { startWebhookDelivery } from './delivery-worker.ts';
+import { callApi, startWebhookService } from '../testing/webhook-service.ts';
 import { type SecretBox, secretBox } from './secret-box.ts';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const defer = deferCleanups();
+const receiver = () => deferredReceiver(defer);
+const api = callApi;
 
 type ServiceOptions = { retryDelaysMs?: number[]; rotationGraceMs?: number; secrets?: SecretBox };
 
-/** The real app and delivery worker on a SQLite store in a temporary directory, on 127.0.0.1:<ephemeral>. */
+/** The real app and delivery worker on a SQLite store in a temporary directory, polling every 50 ms. */
 const startService = async ({ retryDelaysMs = [100, 100], rotationGraceMs, secrets }: ServiceOptions = {}) => {
-  const server = await startTestServer(makeDataDir(), {
-    allowPrivateWebhooks: true,
-    ...(secrets !== undefined && { webhookSecrets: secrets }),
-    ...(rotationGraceMs !== undefined && { webhookRotationGraceMs: rotationGraceMs }),
-  });
-  const delivery = startWebhookDelivery({
-    store: server.store,
-    config: { timeoutMs: 2_000, retryDelaysMs, allowPrivate: true },
-    logger: pino({ enabled: false }),
-    ...(secrets !== undefined && { secrets }),
-    pollIntervalMs: 50,
-    stopGraceMs: 500,
-    yieldBelowIdleShare: 0,
-    random: () => 0.5,
-  });
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await delivery.stop();
-    await server.stop();
-  };
-  cleanups.push(async () => {
-    await stop();
-    await server.cleanup();
-  });
-  return { base: server.url, dataDir: server.dataDir, stop };
+  const service = await startWebhookService(
+    { retryDelaysMs },
+    { pollIntervalMs: 50 },
+    {
+      ...(secrets !== undefined && { webhookSecrets: secrets }),
+      ...(rotationGraceMs !== undefined && { webhookRotationGraceMs: rotationGraceMs }),
+    },
+  );
+  defer(service.cleanup);
+  return { base: service.base, dataDir: service.server.dataDir, stop: service.stop };
 };
-
-const receiver = async (): Promise<WebhookReceiver> => {
-  const started = await startWebhookReceiver();
-  cleanups.push(() => started.stop());
-  return started;
-};
-
-const api = (base: string, path: string, init: RequestInit = {}) =>
-  fetch(`${base}${path}`, {
-    ...init,
-    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', ...init.headers },
-  });
 
 type Endpoint = {
   id: string;

@@ -17,7 +17,7 @@ const deliveries = async (base: string, id: string): Promise<Delivery[]> =>
 describe('webhook retention', () => {
   it('deletes delivered and failed deliveries once the retention has passed', async () => {
     const service = await startWebhookService({ retentionMs: 1_000, retryDelaysMs: [] });
-    defer(service.stop);
+    defer(service.cleanup);
     const healthy = await receiver();
     const failing = await receiver();
     failing.answer({ status: 500 });
