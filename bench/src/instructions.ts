@@ -14,13 +14,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ServerKey } from './options.ts';
 import { startServer } from './server-process.ts';
-import { BENCH_HEADERS, createTargets, plantBody } from './targets.ts';
+import { createTargets, sendCreates } from './targets.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,34 +37,8 @@ if (!Number.isInteger(IN_FLIGHT) || IN_FLIGHT < 1 || IN_FLIGHT > count) {
   throw new Error('--in-flight must be a whole number from 1 to --requests.');
 }
 
-/** Sends `count` creates with ids from `firstId`, IN_FLIGHT at a time on keep-alive connections. */
-const load = (url: string, firstId: number): Promise<void> => {
-  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
-  let sent = 0;
-  let answered = 0;
-  return new Promise<void>((resolve, reject) => {
-    const sendOne = () => {
-      if (sent === count) return;
-      const body = plantBody(firstId + sent);
-      sent += 1;
-      const req = request(
-        `${url}/plants`,
-        { method: 'POST', agent, headers: { ...BENCH_HEADERS, 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          if (res.statusCode !== 200) reject(new Error(`POST /plants answered ${res.statusCode}`));
-          res.resume().on('end', () => {
-            answered += 1;
-            if (answered === count) resolve();
-            else sendOne();
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    };
-    for (let slot = 0; slot < IN_FLIGHT; slot += 1) sendOne();
-  }).finally(() => agent.destroy());
-};
+/** Sends `count` creates with ids from `firstId`, IN_FLIGHT at a time. */
+const load = (url: string, firstId: number): Promise<void> => sendCreates(url, firstId, count, IN_FLIGHT);
 
 const poll = async <T>(read: () => T | undefined, ms: number): Promise<T | undefined> => {
   const deadline = Date.now() + ms;

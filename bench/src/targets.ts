@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -201,3 +201,35 @@ export const createTargets = (postgres: Postgres | undefined): Target[] => [
   ...(postgres ? [ourApiOnPostgres(postgres)] : []),
   ourApiWithWebhook,
 ];
+
+/**
+ * Sends `count` creates with ids from `firstId`, `inFlight` at a time on keep-alive connections;
+ * rejects on any answer but 200.
+ */
+export const sendCreates = (url: string, firstId: number, count: number, inFlight: number): Promise<void> => {
+  const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
+  let sent = 0;
+  let answered = 0;
+  return new Promise<void>((resolve, reject) => {
+    const sendOne = () => {
+      if (sent === count) return;
+      const body = plantBody(firstId + sent);
+      sent += 1;
+      const req = request(
+        `${url}/plants`,
+        { method: 'POST', agent, headers: { ...BENCH_HEADERS, 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`POST /plants answered ${res.statusCode}`));
+          res.resume().on('end', () => {
+            answered += 1;
+            if (answered === count) resolve();
+            else sendOne();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    };
+    for (let slot = 0; slot < inFlight; slot += 1) sendOne();
+  }).finally(() => agent.destroy());
+};

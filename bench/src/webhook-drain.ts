@@ -8,14 +8,14 @@
  *   pnpm --filter @org/plant-bench webhook-drain [--plants 5000] [--rounds 3]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, createServer, request, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { post, startServer } from './server-process.ts';
 import { median } from './stats.ts';
-import { BENCH_HEADERS, createTargets, plantBody } from './targets.ts';
+import { BENCH_HEADERS, createTargets, sendCreates } from './targets.ts';
 
 const { values } = parseArgs({
   options: {
@@ -72,34 +72,8 @@ const startReceiver = async ({ hang }: { hang: boolean }) => {
   };
 };
 
-/** Creates PLANTS plants, IN_FLIGHT at a time on keep-alive connections. */
-const createPlants = (url: string): Promise<void> => {
-  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
-  let sent = 0;
-  let answered = 0;
-  return new Promise<void>((resolve, reject) => {
-    const sendOne = () => {
-      if (sent === PLANTS) return;
-      const body = plantBody(1 + sent);
-      sent += 1;
-      const req = request(
-        `${url}/plants`,
-        { method: 'POST', agent, headers: { ...BENCH_HEADERS, 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          if (res.statusCode !== 200) reject(new Error(`POST /plants answered ${res.statusCode}`));
-          res.resume().on('end', () => {
-            answered += 1;
-            if (answered === PLANTS) resolve();
-            else sendOne();
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    };
-    for (let slot = 0; slot < IN_FLIGHT; slot += 1) sendOne();
-  }).finally(() => agent.destroy());
-};
+/** Creates PLANTS plants, IN_FLIGHT at a time. */
+const createPlants = (url: string): Promise<void> => sendCreates(url, 1, PLANTS, IN_FLIGHT);
 
 const subscribe = async (api: string, url: string) => {
   const answer = await post(`${api}/webhooks`, BENCH_HEADERS, JSON.stringify({ url }));
