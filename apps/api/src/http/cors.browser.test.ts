@@ -1,19 +1,14 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CHROMIUM, hasChromium, launchChromium } from '../testing/chromium.ts';
 import { startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
 
-/** Debian's chromium (`apt-get install chromium`); test tools cannot download their own browser here. */
-const CHROMIUM = '/usr/bin/chromium';
 const STEP_TIMEOUT_MS = 10_000;
 
-const hasChromium = existsSync(CHROMIUM);
 const itWithChromium = hasChromium ? it : it.skip;
 if (!hasChromium) {
   console.warn(`Skipping the CORS browser test: no Chromium at ${CHROMIUM} (install it: apt-get install chromium).`);
@@ -114,27 +109,8 @@ const startPageServer = async (bundle: string): Promise<{ origin: string; server
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 };
 
-const launchChromium = async (): Promise<BrowserContext> => {
-  const profile = mkdtempSync(join(tmpdir(), 'plant-cors-chromium-'));
-  cleanups.push(() => rmSync(profile, { recursive: true, force: true }));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: STEP_TIMEOUT_MS,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  cleanups.push(() => browser.close());
-  browser.setDefaultTimeout(STEP_TIMEOUT_MS);
-  return browser;
-};
+const launch = (): Promise<BrowserContext> =>
+  launchChromium((cleanup) => cleanups.push(cleanup), { timeoutMs: STEP_TIMEOUT_MS });
 
 /** Opens the page and waits for the scenario's outcome. */
 const runPage = async (
@@ -158,7 +134,7 @@ describe('the client in Chromium, on another origin than the API', () => {
   itWithChromium(
     'creates, gets, lists across Link pages and reads typed errors; a page on another origin is refused',
     async () => {
-      const [bundle, browser] = await Promise.all([bundleClient(), launchChromium()]);
+      const [bundle, browser] = await Promise.all([bundleClient(), launch()]);
       const allowedPage = await startPageServer(bundle);
       const otherPage = await startPageServer(bundle);
       const api = await startTestServer(undefined, { corsOrigins: [allowedPage.origin] });

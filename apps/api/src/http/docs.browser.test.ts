@@ -1,16 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CHROMIUM, hasChromium, launchChromium } from '../testing/chromium.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 
-/** Debian's chromium (`apt-get install chromium`); test tools cannot download their own browser here. */
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join(import.meta.dirname, '../../.artifacts/docs.png');
 const STEP_TIMEOUT_MS = 10_000;
 
-const hasChromium = existsSync(CHROMIUM);
 const itWithChromium = hasChromium ? it : it.skip;
 if (!hasChromium) {
   console.warn(`Skipping the /docs browser test: no Chromium at ${CHROMIUM} (install it: apt-get install chromium).`);
@@ -28,25 +24,10 @@ describe('GET /docs in a browser', () => {
     async () => {
       const server: TestServer = await startTestServer();
       cleanups.push(() => server.cleanup());
-      const profile = mkdtempSync(join(tmpdir(), 'plant-docs-chromium-'));
-      cleanups.push(() => rmSync(profile, { recursive: true, force: true }));
-      const browser = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        timeout: STEP_TIMEOUT_MS,
+      const browser = await launchChromium((cleanup) => cleanups.push(cleanup), {
+        timeoutMs: STEP_TIMEOUT_MS,
         viewport: { width: 1280, height: 900 },
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
       });
-      cleanups.push(() => browser.close());
-      browser.setDefaultTimeout(STEP_TIMEOUT_MS);
 
       const page = await browser.newPage();
       const foreignRequests: string[] = [];
