@@ -7,10 +7,11 @@
  * peak RSS, and whether the process survived. Prints figures; fails only when the harness does
  * not work, never on a figure.
  *
- *   pnpm --filter @org/plant-bench connections [--smoke] [--levels 50,1000,4000,10000] [--duration 8]
+ *   pnpm --filter @org/plant-bench connections [--smoke] [--levels 50,1000,4000,10000] [--duration 8] [--servers b,c]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,6 +32,8 @@ export type LevelResult = {
   admittedP99Ms?: number;
   healthKeptAliveMaxMs: number;
   healthNewConnectionMaxMs: number;
+  /** Our API only: the slowest /healthz on a new connection to its metrics port (PLANT_METRICS_PORT). */
+  healthMetricsPortMaxMs?: number;
   peakRssMiB: number;
   survived: boolean;
 };
@@ -67,24 +70,45 @@ const admittedP99Ms = (metrics: string): number | undefined => {
   return (buckets.find((bucket) => bucket.count >= total * 0.99)?.le ?? Number.POSITIVE_INFINITY) * 1000;
 };
 
+/** A port free right now, for the metrics listener (which must be told its port in advance). */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createNetServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+
 const runLevel = async (target: Target, connections: number, seconds: number, firstId: number) => {
   const instance = await target.instance();
+  // Our API as the README recommends deploying it: probes and scrapes on a metrics port of their
+  // own, outside the API port's accept queue and admission bounds.
+  const metricsPort = target.key === 'c' ? await freePort() : undefined;
+  if (metricsPort !== undefined) {
+    instance.command.env = { ...instance.command.env, PLANT_METRICS_PORT: String(metricsPort) };
+  }
   const dir = mkdtempSync(join(tmpdir(), 'plant-bench-connections-'));
   const files = connections + 1_000;
   const server = await startServer(instance.command, join(dir, 'server.log'), { wrapper: fileLimitWrapper(files) });
   try {
     const url = server.url;
+    const opsUrl = metricsPort === undefined ? url : `http://127.0.0.1:${metricsPort}`;
     const keptAlive = new Agent({ keepAlive: true, maxSockets: 1 });
     await get(`${url}/healthz`, keptAlive);
     let loading = true;
-    const probes = { keptAlive: [] as Probe[], fresh: [] as Probe[] };
-    const probe = async (agent: Agent | false, into: Probe[]) => {
+    const probes = { keptAlive: [] as Probe[], fresh: [] as Probe[], metricsPort: [] as Probe[] };
+    const probe = async (base: string, agent: Agent | false, into: Probe[]) => {
       while (loading) {
-        into.push(await get(`${url}/healthz`, agent));
+        into.push(await get(`${base}/healthz`, agent));
         await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
       }
     };
-    const probing = Promise.all([probe(keptAlive, probes.keptAlive), probe(false, probes.fresh)]);
+    const probing = Promise.all([
+      probe(url, keptAlive, probes.keptAlive),
+      probe(url, false, probes.fresh),
+      metricsPort !== undefined && probe(opsUrl, false, probes.metricsPort),
+    ]);
     const result = await runWrk({ url, token: BENCH_TOKEN, connections, threads: 1, seconds, firstId }).finally(() => {
       loading = false;
     });
@@ -94,7 +118,7 @@ const runLevel = async (target: Target, connections: number, seconds: number, fi
     const answered = (probe: Probe) => (target.key === 'c' ? probe.status === 200 : probe.status !== undefined);
     const alive = answered(await get(`${url}/healthz`, false));
     const peakRssMiB = alive ? server.peakRss() / 2 ** 20 : Number.NaN;
-    const metrics = alive && target.key === 'c' ? (await get(`${url}/metrics`, false)).body : '';
+    const metrics = alive && target.key === 'c' ? (await get(`${opsUrl}/metrics`, false)).body : '';
     const shed = [...metrics.matchAll(/^plant_http_requests_shed_total\{reason="\w+"\} (\d+)$/gm)].reduce(
       (sum, match) => sum + Number(match[1]),
       0,
@@ -117,6 +141,7 @@ const runLevel = async (target: Target, connections: number, seconds: number, fi
       peakRssMiB,
       survived: alive,
     };
+    if (metricsPort !== undefined) level.healthMetricsPortMaxMs = slowest(probes.metricsPort);
     const admitted = admittedP99Ms(metrics);
     if (admitted !== undefined) level.admittedP99Ms = admitted;
     return level;
@@ -137,6 +162,7 @@ const formatLevels = (levels: LevelResult[]): string => {
     l.p99Ms.toFixed(0),
     l.admittedP99Ms === undefined ? '–' : `≤ ${l.admittedP99Ms}`,
     `${l.healthKeptAliveMaxMs.toFixed(0)} / ${l.healthNewConnectionMaxMs.toFixed(0)}`,
+    l.healthMetricsPortMaxMs === undefined ? '–' : l.healthMetricsPortMaxMs.toFixed(0),
     l.peakRssMiB.toFixed(0),
     l.survived ? 'yes' : 'NO',
   ]);
@@ -149,6 +175,7 @@ const formatLevels = (levels: LevelResult[]): string => {
     'p99 ms',
     'admitted p99 ms',
     '/healthz max ms (kept / new)',
+    'metrics port /healthz max ms (new)',
     'peak RSS MiB',
     'survived',
   ];
@@ -159,11 +186,13 @@ const formatLevels = (levels: LevelResult[]): string => {
 
 /** Every level for our API and the peer, interleaved so that drift on a shared machine hits both. */
 export const runConnectionsScenario = async (
-  { levels, seconds }: { levels: number[]; seconds: number },
+  { levels, seconds, servers = ['b', 'c'] }: { levels: number[]; seconds: number; servers?: string[] },
   log: (line: string) => void,
 ): Promise<LevelResult[]> => {
   ensureWrk();
-  const targets = createTargets(undefined).filter((target) => target.key === 'b' || target.key === 'c');
+  const targets = createTargets(undefined).filter(
+    (target) => (target.key === 'b' || target.key === 'c') && servers.includes(target.key),
+  );
   const results: LevelResult[] = [];
   let firstId = 5_000_000_000;
   for (const connections of levels) {
@@ -198,6 +227,8 @@ if (import.meta.main) {
       smoke: { type: 'boolean' },
       levels: { type: 'string' },
       duration: { type: 'string' },
+      // Only some of the two servers, e.g. `--servers c` while trying a setting of ours.
+      servers: { type: 'string', default: 'b,c' },
     },
   });
   const smoke = values.smoke === true || (process.env.BENCH_SMOKE !== undefined && process.env.BENCH_SMOKE !== '0');
@@ -212,5 +243,5 @@ if (import.meta.main) {
   console.log(
     `${smoke ? 'SMOKE run (figures mean nothing): ' : ''}levels ${levels.join(', ')} connections, ${seconds} s each, wrk 1 thread`,
   );
-  await runConnectionsScenario({ levels, seconds }, (line) => console.log(line));
+  await runConnectionsScenario({ levels, seconds, servers: values.servers.split(',') }, (line) => console.log(line));
 }
