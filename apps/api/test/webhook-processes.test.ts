@@ -19,7 +19,7 @@ const databases: TestDatabase[] = [];
 
 afterEach(async () => {
   await killAllMains();
-  for (const receiver of receivers.splice(0)) await receiver.stop();
+  for (const receiver of receivers.splice(0)) await receiver.close();
   for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   for (const database of databases.splice(0)) await database.drop();
 });

@@ -14,9 +14,9 @@ export const deferCleanups = (): Defer => {
   };
 };
 
-/** A webhook receiver stopped after the test. */
+/** A webhook receiver closed after the test. */
 export const deferredReceiver = async (defer: Defer): Promise<WebhookReceiver> => {
   const started = await startWebhookReceiver();
-  defer(() => started.stop());
+  defer(() => started.close());
   return started;
 };

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export type ReceivedWebhook = { headers: IncomingHttpHeaders; body: string; receivedAt: number };
 
@@ -17,9 +17,15 @@ export type WebhookReceiver = {
   answer: (next: Answer | ((request: ReceivedWebhook, index: number) => Answer)) => void;
   /** Resolves once `count` requests have arrived (rejects after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
-  /** Stops listening (connections refused) and drops open connections; `start` listens again on the same port. */
+  /**
+   * Takes the receiver down: open connections are dropped and new ones reset (ECONNRESET) until
+   * `start`. It keeps its port all along: a port given back could be taken by another test's server
+   * meanwhile, and deliveries would then reach the wrong one.
+   */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Takes it down for good and gives the port back (after the test). */
+  close(): Promise<void>;
 };
 
 /** A loopback receiver of webhooks on 127.0.0.1 and an ephemeral port, recording every request. */
@@ -28,13 +34,11 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
   const hanging: ServerResponse[] = [];
   let decide: (request: ReceivedWebhook, index: number) => Answer = () => ({ status: 200 });
   const waiters: Array<() => void> = [];
-  let server: Server | undefined;
-  let port = 0;
+  let down = false;
   let open = 0;
   let most = 0;
 
-  const listen = async () => {
-    const created = createServer((req, res) => {
+  const server: Server = createServer((req, res) => {
       most = Math.max(most, ++open);
       res.once('close', () => {
         open -= 1;
@@ -54,14 +58,14 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
         if (answer.delayMs === undefined) send();
         else setTimeout(send, answer.delayMs);
       });
-    });
-    await new Promise<void>((resolve, reject) => {
-      created.once('error', reject).listen(port, '127.0.0.1', () => resolve());
-    });
-    port = (created.address() as AddressInfo).port;
-    server = created;
-  };
-  await listen();
+  });
+  server.on('connection', (socket: Socket) => {
+    if (down) socket.resetAndDestroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject).listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
 
   return {
     url: `http://127.0.0.1:${port}/hook`,
@@ -86,13 +90,18 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
         check();
       }),
     stop: async () => {
-      const current = server;
-      server = undefined;
-      if (!current) return;
+      down = true;
       for (const res of hanging.splice(0)) res.destroy();
-      current.closeAllConnections();
-      await new Promise<void>((resolve) => current.close(() => resolve()));
+      server.closeAllConnections();
     },
-    start: listen,
+    start: async () => {
+      down = false;
+    },
+    close: async () => {
+      down = true;
+      for (const res of hanging.splice(0)) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 };

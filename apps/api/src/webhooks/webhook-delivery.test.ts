@@ -64,7 +64,7 @@ const startService = async ({
 
 const receiver = async (): Promise<WebhookReceiver> => {
   const started = await startWebhookReceiver();
-  cleanups.push(() => started.stop());
+  cleanups.push(() => started.close());
   return started;
 };
 
@@ -222,12 +222,12 @@ describe('webhook delivery over HTTP', () => {
     hook.answer((_request, index) => (index < 2 ? { status: 503 } : { status: 204 }));
     await hook.stop();
     expect((await postPlant(base, TEST_TOKEN, { id: 7n, name: 'Patient' })).status).toBe(200);
-    // Connection refused for a while…
+    // Connections reset for a while…
     const refused = await until(
       () => deliveries(base, endpoint.id),
       ([delivery]) => (delivery?.attempts ?? 0) >= 2,
     );
-    expect(refused[0]).toMatchObject({ status: 'pending', lastError: expect.stringMatching(/ECONNREFUSED/) });
+    expect(refused[0]).toMatchObject({ status: 'pending', lastError: expect.stringMatching(/ECONNRESET/) });
     expect(refused[0]).toHaveProperty('nextAttemptAt');
     // …then up, answering 503 twice, then 204.
     await hook.start();

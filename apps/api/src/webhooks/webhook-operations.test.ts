@@ -261,7 +261,7 @@ describe('POST /webhooks/{id}/recover', () => {
       (list) => list.filter((delivery) => delivery.status === 'failed').length === 3,
     );
     expect(failed.slice(0, 3).map((delivery) => delivery.lastError)).toStrictEqual(
-      Array(3).fill('Connection failed: ECONNREFUSED.'),
+      Array(3).fill('Connection failed: ECONNRESET.'),
     );
 
     await hook.start();
