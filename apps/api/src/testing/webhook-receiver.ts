@@ -39,25 +39,25 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
   let most = 0;
 
   const server: Server = createServer((req, res) => {
-      most = Math.max(most, ++open);
-      res.once('close', () => {
-        open -= 1;
-      });
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const request = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
-        received.push(request);
-        for (const wake of waiters.splice(0)) wake();
-        const answer = decide(request, received.length - 1);
-        if (answer === 'hang') {
-          hanging.push(res);
-          return;
-        }
-        const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end('ok');
-        if (answer.delayMs === undefined) send();
-        else setTimeout(send, answer.delayMs);
-      });
+    most = Math.max(most, ++open);
+    res.once('close', () => {
+      open -= 1;
+    });
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const request = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+      received.push(request);
+      for (const wake of waiters.splice(0)) wake();
+      const answer = decide(request, received.length - 1);
+      if (answer === 'hang') {
+        hanging.push(res);
+        return;
+      }
+      const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end('ok');
+      if (answer.delayMs === undefined) send();
+      else setTimeout(send, answer.delayMs);
+    });
   });
   server.on('connection', (socket: Socket) => {
     if (down) socket.resetAndDestroy();
