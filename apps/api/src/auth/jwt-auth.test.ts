@@ -49,7 +49,23 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map(close));
 });
 
-const startApp = async ({ url = jwksUrl, requireScopes }: { url?: string; requireScopes?: boolean } = {}) => {
+type AppOptions = {
+  url?: string;
+  requireScopes?: boolean;
+  algorithms?: string[];
+  jwksTimeoutMs?: number;
+  jwksCooldownMs?: number;
+  rateLimitPerToken?: number;
+};
+
+const startApp = async ({
+  url = jwksUrl,
+  requireScopes,
+  algorithms = ['RS256'],
+  jwksTimeoutMs = 1000,
+  jwksCooldownMs,
+  rateLimitPerToken,
+}: AppOptions = {}) => {
   const created: StoredPlant[] = [];
   const app = createApp({
     store: fakeStore({
@@ -64,11 +80,13 @@ const startApp = async ({ url = jwksUrl, requireScopes }: { url?: string; requir
         jwksUrl: url,
         issuer: ISSUER,
         audience: AUDIENCE,
-        algorithms: ['RS256'],
-        jwksTimeoutMs: 1000,
+        algorithms,
+        jwksTimeoutMs,
+        ...(jwksCooldownMs !== undefined && { jwksCooldownMs }),
       }),
     }),
     ...(requireScopes !== undefined && { requireScopes }),
+    ...(rateLimitPerToken !== undefined && { rateLimitPerToken }),
   });
   const server = createServer(app);
   servers.push(server);
@@ -85,11 +103,20 @@ const startApp = async ({ url = jwksUrl, requireScopes }: { url?: string; requir
 type Claims = { scope?: string; [claim: string]: unknown };
 const sign = (
   claims: Claims = {},
-  { key = keys.privateKey, kid = 'k1', issuer = ISSUER, audience = AUDIENCE, expires = '5m', notBefore = '0s' } = {},
+  {
+    key = keys.privateKey,
+    kid = 'k1',
+    alg = 'RS256',
+    subject = 'client-42',
+    issuer = ISSUER,
+    audience = AUDIENCE,
+    expires = '5m',
+    notBefore = '0s',
+  } = {},
 ) =>
   new SignJWT(claims)
-    .setProtectedHeader({ alg: 'RS256', kid })
-    .setSubject('client-42')
+    .setProtectedHeader({ alg, kid })
+    .setSubject(subject)
     .setIssuer(issuer)
     .setAudience(audience)
     .setIssuedAt()
@@ -236,5 +263,121 @@ describe('least privilege for JWTs', () => {
     const unscoped = await sign();
     expect((await send(unscoped)).status).toBe(200);
     expect((await fetch(`${base}/webhooks`, { headers: { authorization: `Bearer ${unscoped}` } })).status).toBe(200);
+  });
+});
+
+/** A JWKS endpoint whose keys the test changes, counting its fetches; it can also stop answering. */
+const startJwks = async (initial: JWK[]) => {
+  let served = initial;
+  let fetches = 0;
+  let hanging = false;
+  const server = createServer((_req, res) => {
+    fetches += 1;
+    if (hanging) return;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ keys: served }));
+  });
+  servers.push(server);
+  const url = `${await listen(server)}/jwks.json`;
+  return {
+    url,
+    fetches: () => fetches,
+    serve: (keys: JWK[]) => {
+      served = keys;
+    },
+    hang: () => {
+      hanging = true;
+    },
+  };
+};
+
+/** Every test here writes, so its tokens carry the scope that needs. */
+const WRITER = { scope: 'plants:write' };
+
+const publicJwk = async (
+  pair: { publicKey: Parameters<typeof exportJWK>[0] },
+  kid: string,
+  alg: string,
+): Promise<JWK> => ({
+  ...(await exportJWK(pair.publicKey)),
+  kid,
+  alg,
+  use: 'sig',
+});
+
+describe('signing keys and algorithms', () => {
+  it('fetches the keys again for an unknown key id, so a token signed with a rotated-in key is accepted', async () => {
+    const jwks = await startJwks([await publicJwk(keys, 'k1', 'RS256')]);
+    const { send } = await startApp({ url: jwks.url, jwksCooldownMs: 100 });
+    expect((await send(await sign(WRITER))).status).toBe(200);
+    expect(jwks.fetches()).toBe(1);
+    // The identity provider publishes a second key and signs with it.
+    jwks.serve([await publicJwk(keys, 'k1', 'RS256'), await publicJwk(otherKeys, 'k2', 'RS256')]);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect((await send(await sign(WRITER, { key: otherKeys.privateKey, kid: 'k2' }))).status).toBe(200);
+    expect(jwks.fetches()).toBe(2);
+    // Cached from then on.
+    expect((await send(await sign(WRITER, { key: otherKeys.privateKey, kid: 'k2' }))).status).toBe(200);
+    expect(jwks.fetches()).toBe(2);
+  });
+
+  it('costs the identity provider no fetch per token with an unknown key id while the cooldown lasts', async () => {
+    const jwks = await startJwks([await publicJwk(keys, 'k1', 'RS256')]);
+    const { send } = await startApp({ url: jwks.url, jwksCooldownMs: 60_000 });
+    expect((await send(await sign(WRITER))).status).toBe(200);
+    const forged = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => sign(WRITER, { key: otherKeys.privateKey, kid: `x${index}` })),
+    );
+    for (const response of await Promise.all(forged.map((token) => send(token)))) await expectInvalidToken(response);
+    expect(jwks.fetches()).toBe(1);
+  });
+
+  it('answers 503 once the JWKS fetch times out, when the identity provider never answers', async () => {
+    const jwks = await startJwks([]);
+    jwks.hang();
+    const { send, created } = await startApp({ url: jwks.url, jwksTimeoutMs: 200 });
+    // The bound is the test's own timeout: a hang would fail it instead of answering.
+    const response = await send(await sign(WRITER));
+    await expectError(response, 503, /retry/);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(jwks.fetches()).toBe(1);
+    expect(created).toHaveLength(0);
+  });
+
+  it('accepts ES256 and EdDSA tokens only when the allow-list names them', async () => {
+    const ec = await generateKeyPair('ES256', { extractable: true });
+    const ed = await generateKeyPair('EdDSA', { extractable: true });
+    const jwks = await startJwks([
+      await publicJwk(keys, 'k1', 'RS256'),
+      await publicJwk(ec, 'ec1', 'ES256'),
+      await publicJwk(ed, 'ed1', 'EdDSA'),
+    ]);
+    const es256 = await sign(WRITER, { key: ec.privateKey, kid: 'ec1', alg: 'ES256' });
+    const eddsa = await sign(WRITER, { key: ed.privateKey, kid: 'ed1', alg: 'EdDSA' });
+    const rs256 = await sign(WRITER);
+
+    const rsaOnly = await startApp({ url: jwks.url });
+    await expectInvalidToken(await rsaOnly.send(es256));
+    await expectInvalidToken(await rsaOnly.send(eddsa));
+    expect((await rsaOnly.send(rs256)).status).toBe(200);
+
+    const modern = await startApp({ url: jwks.url, algorithms: ['ES256', 'EdDSA'] });
+    expect((await modern.send(es256)).status).toBe(200);
+    expect((await modern.send(eddsa)).status).toBe(200);
+    await expectInvalidToken(await modern.send(rs256));
+  });
+
+  it("limits each subject on its own: one subject's flood gets 429 while another subject is served", async () => {
+    const { send } = await startApp({ rateLimitPerToken: 3 });
+    const flooding = await sign(WRITER, { subject: 'batch-job' });
+    const calm = await sign(WRITER, { subject: 'web-frontend' });
+    const flood = await Promise.all(Array.from({ length: 30 }, () => send(flooding, 'GET')));
+    expect(flood.map((response) => response.status)).toContain(429);
+    // Another token of the flooding subject (its own jti) shares its bucket: the limit is per subject.
+    const another = await sign({ ...WRITER, jti: 'another' }, { subject: 'batch-job' });
+    expect(another).not.toBe(flooding);
+    expect((await send(another, 'GET')).status).toBe(429);
+    const served = await Promise.all(Array.from({ length: 3 }, () => send(calm, 'GET')));
+    expect(served.map((response) => response.status)).toEqual([200, 200, 200]);
   });
 });

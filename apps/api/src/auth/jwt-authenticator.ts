@@ -9,6 +9,11 @@ export type JwtOptions = {
   algorithms: readonly string[];
   /** How long one JWKS fetch may take before the request is answered 503. */
   jwksTimeoutMs?: number;
+  /**
+   * After a fetch, how long a token with an unknown key id is refused without fetching again, so
+   * that tokens with made-up key ids cannot make the service hammer the identity provider.
+   */
+  jwksCooldownMs?: number;
 };
 
 /** The token itself is bad: 401 invalid_token. Anything else means the keys cannot be had: 503. */
@@ -39,8 +44,12 @@ export const jwtAuthenticator = ({
   audience,
   algorithms,
   jwksTimeoutMs = 3000,
+  jwksCooldownMs = 30_000,
 }: JwtOptions): Authenticator => {
-  const keys = createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: jwksTimeoutMs });
+  const keys = createRemoteJWKSet(new URL(jwksUrl), {
+    timeoutDuration: jwksTimeoutMs,
+    cooldownDuration: jwksCooldownMs,
+  });
   return async (token) => {
     try {
       const { payload } = await jwtVerify(token, keys, { issuer, audience, algorithms: [...algorithms] });
