@@ -148,6 +148,25 @@ const browserTsconfig = {
   include: ['browser.ts'],
 };
 
+/** A CommonJS program: `require(esm)` loads the package (Node 20.19+, 22.12+); TypeScript ≥ 5.8 types it under `module: node20`. */
+const commonJsTs = `
+import { createPlantClient, PlantApiError } from '@org/plant-client';
+import { verifyPlantWebhook } from '@org/plant-client/webhooks';
+
+const plants = createPlantClient({ baseUrl: 'http://127.0.0.1:9', token: 't' });
+console.log(JSON.stringify([typeof plants.getPlant, typeof PlantApiError.isInstance, typeof verifyPlantWebhook]));
+`;
+
+const commonJsTsconfig = {
+  compilerOptions: {
+    ...consumerTsconfig.compilerOptions,
+    module: 'node20',
+    moduleResolution: 'node16',
+    outDir: 'dist',
+  },
+  include: ['common.cts'],
+};
+
 /**
  * The registry packages the packed ones need (and @types/node), as this workspace installed them:
  * the directory each of its packages resolves the name to. The consumer links them instead of
@@ -189,6 +208,8 @@ const prepareConsumer = async (work: string, consumer: string): Promise<void> =>
   writeFileSync(join(consumer, 'consumer.ts'), consumerTs);
   writeFileSync(join(consumer, 'tsconfig.browser.json'), JSON.stringify(browserTsconfig, null, 2));
   writeFileSync(join(consumer, 'browser.ts'), browserTs);
+  writeFileSync(join(consumer, 'tsconfig.cjs.json'), JSON.stringify(commonJsTsconfig, null, 2));
+  writeFileSync(join(consumer, 'common.cts'), commonJsTs);
   await run('pnpm', ['install', '--offline', '--no-frozen-lockfile'], { cwd: consumer });
 };
 
@@ -292,6 +313,15 @@ describe('the packed packages, installed by a consumer', () => {
 
   it('calls the running API with them', async () => {
     expect((await expectWorks(process.execPath, 1)).node).toBe(process.versions.node);
+  }, 60_000);
+
+  it('loads them from CommonJS with require(esm), typed under module node20, on this Node and Node 20', async () => {
+    expect(await typeErrors(consumer, 'tsconfig.cjs.json')).toBe('');
+    const nodes = [process.execPath, ...((await nodeMajor(NODE_20)) === 20 ? [NODE_20] : [])];
+    for (const node of nodes) {
+      const { stdout } = await run(node, ['dist/common.cjs'], { cwd: consumer, timeout: 30_000 });
+      expect(JSON.parse(stdout), node).toStrictEqual(['function', 'function', 'function']);
+    }
   }, 60_000);
 
   it('calls the running API with them under Node 20', async (context) => {
