@@ -1,6 +1,7 @@
 /**
- * Writes src/version.ts from package.json, so that the User-Agent names the version being built:
- * `pnpm build` runs it, after `changeset version` has moved the version.
+ * Writes src/version.ts from package.json, so that the User-Agent names the version released:
+ * `pnpm version-packages` runs it after `changeset version` (the version commit carries it), and
+ * `pnpm build` again, so that a build never ships another version's name.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
