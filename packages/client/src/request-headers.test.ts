@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PlantClientError } from './errors.ts';
 import type { FetchLike } from './fetcher.ts';
@@ -82,6 +83,13 @@ describe('headers', () => {
       .catch((caught: unknown) => caught);
     expect(PlantClientError.isInstance(error)).toBe(true);
     expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('names the version of package.json in User-Agent', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(VERSION).toBe(manifest.version);
   });
 
   it('names itself in User-Agent unless the caller sets one', async () => {
