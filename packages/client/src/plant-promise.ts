@@ -22,11 +22,6 @@ export class PlantPromise<T> extends Promise<T> {
     this.#withResponse = withResponse;
   }
 
-  // Derived promises (then, catch, finally) are plain Promises.
-  static override get [Symbol.species]() {
-    return Promise;
-  }
-
   withResponse(): Promise<WithResponse<T>> {
     return this.#withResponse;
   }
