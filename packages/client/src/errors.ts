@@ -12,6 +12,7 @@ const CLIENT_ERROR = brand('PlantClientError');
 const API_ERROR = brand('PlantApiError');
 const CONNECTION_ERROR = brand('PlantConnectionError');
 const TIMEOUT_ERROR = brand('PlantTimeoutError');
+const ABORT_ERROR = brand('PlantAbortError');
 const BAD_REQUEST = brand('BadRequestError');
 const AUTHENTICATION = brand('AuthenticationError');
 const PERMISSION_DENIED = brand('PermissionDeniedError');
@@ -23,7 +24,7 @@ const RATE_LIMIT = brand('RateLimitError');
 const INTERNAL_SERVER = brand('InternalServerError');
 const SERVICE_UNAVAILABLE = brand('ServiceUnavailableError');
 
-/** Base of every error this client throws. */
+/** Base of every error this client throws for a request (invalid arguments throw RangeError). */
 export class PlantClientError extends Error {
   override name = 'PlantClientError';
   readonly [CLIENT_ERROR] = true;
@@ -191,7 +192,7 @@ export class PlantConnectionError extends PlantClientError {
   }
 }
 
-/** No answer arrived within `timeoutMs`. */
+/** No answer arrived within `timeoutMs`, or the caller's `AbortSignal.timeout()` expired. */
 export class PlantTimeoutError extends PlantClientError {
   override name = 'PlantTimeoutError';
   readonly [TIMEOUT_ERROR] = true;
@@ -200,3 +201,26 @@ export class PlantTimeoutError extends PlantClientError {
     return hasBrand(value, TIMEOUT_ERROR);
   }
 }
+
+/** The caller's signal aborted the request; `cause` is the signal's reason. */
+export class PlantAbortError extends PlantClientError {
+  override name = 'PlantAbortError';
+  readonly [ABORT_ERROR] = true;
+
+  static override isInstance(value: unknown): value is PlantAbortError {
+    return hasBrand(value, ABORT_ERROR);
+  }
+}
+
+const isTimeoutReason = (reason: unknown): boolean =>
+  typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'TimeoutError';
+
+/**
+ * What a request rejects with once the caller's signal has aborted: a PlantTimeoutError when the
+ * signal is a deadline (`AbortSignal.timeout()` aborts with a TimeoutError), else a PlantAbortError;
+ * either way with the signal's reason as `cause`.
+ */
+export const abortErrorFor = (signal: AbortSignal): PlantClientError =>
+  isTimeoutReason(signal.reason)
+    ? new PlantTimeoutError("The request was aborted by its signal's deadline.", { cause: signal.reason })
+    : new PlantAbortError('The request was aborted by its signal.', { cause: signal.reason });

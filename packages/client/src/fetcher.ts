@@ -1,11 +1,11 @@
 import { parseExactJson } from '@org/plant-contract';
 import { createDeadlines, type Deadline } from './deadlines.ts';
-import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
+import { abortErrorFor, PlantConnectionError, PlantTimeoutError } from './errors.ts';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
-/** What one attempt answered. */
-export type FetchedAnswer = { status: number; headers: Headers; body: unknown };
+/** What one attempt answered: `response` is fetch's own, its body already read into `body`. */
+export type FetchedAnswer = { status: number; headers: Headers; body: unknown; response: Response };
 
 export type AttemptOptions = {
   /** `Infinity` for none. */
@@ -19,7 +19,7 @@ export type Fetcher = (url: string, init: RequestInit, attempt: AttemptOptions) 
 /**
  * Attempts through the given `fetch`: each bounded by its `timeoutMs`, its body read as JSON with
  * exact integers; transport failures become PlantConnectionError / PlantTimeoutError, and the
- * caller's abort rejects with its reason. `init` is the attempt's own: its signal is set here.
+ * caller's abort rejects as `abortErrorFor` says. `init` is the attempt's own: its signal is set here.
  */
 export const createFetcher = (fetchImpl: FetchLike): Fetcher => {
   const deadlines = createDeadlines();
@@ -50,7 +50,7 @@ export const createFetcher = (fetchImpl: FetchLike): Fetcher => {
       response = await fetchImpl(url, init);
       text = await response.text();
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
+      if (signal?.aborted) throw abortErrorFor(signal);
       if (timedOut) {
         throw new PlantTimeoutError(`${init.method} ${url} got no answer within ${timeoutMs} ms.`, { cause: error });
       }
@@ -60,7 +60,7 @@ export const createFetcher = (fetchImpl: FetchLike): Fetcher => {
       if (deadline) deadlines.remove(deadline);
       if (forwardAbort) signal?.removeEventListener('abort', forwardAbort);
     }
-    return { status: response.status, headers: response.headers, body: parseBody(response, text) };
+    return { status: response.status, headers: response.headers, body: parseBody(response, text), response };
   };
 };
 

@@ -16,6 +16,7 @@ export {
   NotFoundError,
   PayloadTooLargeError,
   PermissionDeniedError,
+  PlantAbortError,
   PlantApiError,
   PlantClientError,
   PlantConnectionError,
@@ -25,6 +26,10 @@ export {
   UnsupportedMediaTypeError,
 } from './errors.ts';
 export type { FetchLike } from './fetcher.ts';
+export type { PlantLogger, PlantLogLevel } from './logger.ts';
+export { nextPageQuery } from './next-page.ts';
+export type { HeaderMap, TokenSource } from './options.ts';
+export { PagePromise, type PlantPage } from './page.ts';
 export type { PlantCallOptions } from './plant-api.ts';
 export {
   createPlantClient,
@@ -37,4 +42,6 @@ export {
   type RequestOptions,
   type RetryOptions,
 } from './plant-client.ts';
+export { PlantPromise, type WithResponse } from './plant-promise.ts';
+export { RETRY_COUNT_HEADER } from './request-headers.ts';
 export { createPlantRestClient, type PlantRestClient, type PlantRestClientOptions } from './rest-client.ts';

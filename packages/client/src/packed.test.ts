@@ -4,7 +4,6 @@
  * project outside the workspace, type-checked there in strict mode, and run against the real API,
  * under this Node and under Node 20 when it is on the machine.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -15,17 +14,21 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Api,
+  expectBuilt,
+  packageDirs as packages,
+  packPackages,
+  readManifest,
+  repoRoot,
+  run,
+  startApi,
+  typeErrors,
+} from './testing/consumer-project.ts';
 
-const run = promisify(execFile);
-const require = createRequire(import.meta.url);
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const packages = ['contract', 'client'].map((name) => join(repoRoot, 'packages', name));
 const TOKEN = 'packed-test-token-0123456789';
 /** Node 20 is the oldest Node the client supports; CI machines have one as /usr/bin/node. */
 const NODE_20 = process.env.PLANT_NODE_20 ?? '/usr/bin/node';
@@ -145,46 +148,24 @@ const browserTsconfig = {
   include: ['browser.ts'],
 };
 
-type Api = { url: string; process: ChildProcess; output: () => string };
+/** A CommonJS program: `require(esm)` loads the package (Node 20.19+, 22.12+); TypeScript ≥ 5.8 types it under `module: node20`. */
+const commonJsTs = `
+import { createPlantClient, PlantApiError } from '@org/plant-client';
+import { verifyPlantWebhook } from '@org/plant-client/webhooks';
 
-/** The real service (`apps/api/src/main.ts`) on an ephemeral port with a fresh data directory. */
-const startApi = (dataDir: string): Promise<Api> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'apps/api/src/main.ts')], {
-      env: {
-        PATH: process.env.PATH,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        PLANT_API_TOKENS: TOKEN,
-        PLANT_DATA_DIR: dataDir,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const api = { process: child, output: () => output };
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const url =
-        /"msg":"plant store listening".*?"url":"([^"]+)"|"url":"([^"]+)".*?"msg":"plant store listening"/.exec(output);
-      if (url) resolve({ ...api, url: (url[1] ?? url[2]) as string });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`the API exited (${code}) before listening:\n${output}`)));
-  });
+const plants = createPlantClient({ baseUrl: 'http://127.0.0.1:9', token: 't' });
+console.log(JSON.stringify([typeof plants.getPlant, typeof PlantApiError.isInstance, typeof verifyPlantWebhook]));
+`;
 
-/** tsc's complaints about a project of the consumer (emitting what it emits); empty when it type-checks. */
-const typeErrors = async (cwd: string, project: string): Promise<string> => {
-  const tsc = join(require.resolve('typescript/package.json'), '../bin/tsc');
-  return run(process.execPath, [tsc, '-p', project], { cwd }).then(
-    ({ stdout }) => stdout,
-    (error: { stdout?: string; message: string }) => error.stdout || error.message,
-  );
+const commonJsTsconfig = {
+  compilerOptions: {
+    ...consumerTsconfig.compilerOptions,
+    module: 'node20',
+    moduleResolution: 'node16',
+    outDir: 'dist',
+  },
+  include: ['common.cts'],
 };
-
-type Manifest = { version: string; dependencies?: Record<string, string> };
-const readManifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
 
 /**
  * The registry packages the packed ones need (and @types/node), as this workspace installed them:
@@ -208,13 +189,8 @@ const installedRegistryPackages = (): Record<string, string> => {
  * workspace (the same versions, pinned by the catalog), so nothing waits for the network.
  */
 const prepareConsumer = async (work: string, consumer: string): Promise<void> => {
-  const tarballs = join(work, 'tarballs');
-  await Promise.all(packages.map((dir) => run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: dir })));
-  const tarball = (name: string) => {
-    const file = readdirSync(tarballs).find((entry) => entry.startsWith(`org-plant-${name}-`));
-    if (!file) throw new Error(`no tarball for ${name} in ${tarballs}`);
-    return `file:${join(tarballs, file)}`;
-  };
+  const packed = await packPackages(join(work, 'tarballs'));
+  const tarball = (name: 'contract' | 'client') => `file:${packed[name]}`;
   const linked = Object.fromEntries(
     Object.entries(installedRegistryPackages()).map(([name, dir]) => [name, `link:${dir}`]),
   );
@@ -232,6 +208,8 @@ const prepareConsumer = async (work: string, consumer: string): Promise<void> =>
   writeFileSync(join(consumer, 'consumer.ts'), consumerTs);
   writeFileSync(join(consumer, 'tsconfig.browser.json'), JSON.stringify(browserTsconfig, null, 2));
   writeFileSync(join(consumer, 'browser.ts'), browserTs);
+  writeFileSync(join(consumer, 'tsconfig.cjs.json'), JSON.stringify(commonJsTsconfig, null, 2));
+  writeFileSync(join(consumer, 'common.cts'), commonJsTs);
   await run('pnpm', ['install', '--offline', '--no-frozen-lockfile'], { cwd: consumer });
 };
 
@@ -248,16 +226,12 @@ describe('the packed packages, installed by a consumer', () => {
   let nodeTypeErrors: string;
 
   beforeAll(async () => {
-    for (const dir of packages) {
-      if (!existsSync(join(dir, 'dist/index.js'))) {
-        throw new Error(`${dir}/dist is missing: run \`pnpm build\` first (\`pnpm test\` builds before this test).`);
-      }
-    }
+    expectBuilt();
     work = mkdtempSync(join(tmpdir(), 'plant-client-packed-'));
     consumer = join(work, 'consumer');
     mkdirSync(consumer);
     // The API starts while the consumer is prepared: neither waits for the other.
-    const apiStarted = startApi(join(work, 'data')).then((started) => {
+    const apiStarted = startApi(join(work, 'data'), TOKEN).then((started) => {
       api = started;
     });
     const consumerReady = prepareConsumer(work, consumer).then(async () => {
@@ -273,11 +247,7 @@ describe('the packed packages, installed by a consumer', () => {
   }, 180_000);
 
   afterAll(async () => {
-    if (api && api.process.exitCode === null) {
-      const exited = new Promise((resolve) => api?.process.once('exit', resolve));
-      api.process.kill('SIGTERM');
-      await exited;
-    }
+    await api?.stop();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
@@ -286,7 +256,7 @@ describe('the packed packages, installed by a consumer', () => {
     expect(existsSync(join(installed, 'dist/index.js'))).toBe(true);
     expect(existsSync(join(installed, 'dist/index.d.ts'))).toBe(true);
     const shipped = readdirSync(join(installed, 'src'));
-    expect(shipped.filter((file) => file.includes('.test'))).toStrictEqual([]);
+    expect(shipped.filter((file) => file.includes('.test') || file === 'testing')).toStrictEqual([]);
     const exports = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: unknown }).exports;
     expect(exports).toMatchObject({
       '.': { types: './dist/index.d.ts', default: './dist/index.js' },
@@ -343,6 +313,15 @@ describe('the packed packages, installed by a consumer', () => {
 
   it('calls the running API with them', async () => {
     expect((await expectWorks(process.execPath, 1)).node).toBe(process.versions.node);
+  }, 60_000);
+
+  it('loads them from CommonJS with require(esm), typed under module node20, on this Node and Node 20', async () => {
+    expect(await typeErrors(consumer, 'tsconfig.cjs.json')).toBe('');
+    const nodes = [process.execPath, ...((await nodeMajor(NODE_20)) === 20 ? [NODE_20] : [])];
+    for (const node of nodes) {
+      const { stdout } = await run(node, ['dist/common.cjs'], { cwd: consumer, timeout: 30_000 });
+      expect(JSON.parse(stdout), node).toStrictEqual(['function', 'function', 'function']);
+    }
   }, 60_000);
 
   it('calls the running API with them under Node 20', async (context) => {

@@ -1,6 +1,8 @@
 import { restoreExactIntegers } from '@org/plant-contract';
 import { type ApiFetcherArgs, validateResponse as checkResponse } from '@ts-rest/core';
+import { PlantClientError } from './errors.ts';
 import { createFetcher, type FetchedAnswer } from './fetcher.ts';
+import { createLog } from './logger.ts';
 import {
   checkMaxRetries,
   checkTimeout,
@@ -9,6 +11,7 @@ import {
   type PlantClientOptions,
   type RetryOptions,
 } from './options.ts';
+import { attemptHeaders, createAuthorization, hasAuthorization } from './request-headers.ts';
 import { withRetries } from './retry.ts';
 
 /**
@@ -35,26 +38,81 @@ export const afterUncertainAttempt = (answer: object): boolean => uncertain.has(
  * ts-rest's extension point (`initClient(contract, { api })`), doing what ts-rest does not. ts-rest
  * has built the URL (path parameters, query), the headers and the JSON body; this sends it through
  * the configured `fetch` with a timeout per attempt, retries (backoff, Retry-After) and the caller's
- * signal, and reads JSON answers with exact int64 integers. Bodies were made writable digit for
- * digit by `exactJsonBody`; the text ts-rest wrote is finished here where `JSON.rawJSON` is missing.
+ * signal, adds each attempt's token and retry count, logs each attempt, and reads JSON answers with
+ * exact int64 integers. Bodies were made writable digit for digit by `exactJsonBody`; the text
+ * ts-rest wrote is finished here where `JSON.rawJSON` is missing.
  */
-export const createPlantApi = (options: Pick<PlantClientOptions, 'fetch' | keyof RetryOptions>): PlantApi => {
+export const createPlantApi = (
+  options: Pick<PlantClientOptions, 'fetch' | 'token' | 'logger' | 'logLevel' | keyof RetryOptions>,
+): PlantApi => {
   const defaultTimeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const defaultMaxRetries = checkMaxRetries(options.maxRetries ?? DEFAULT_MAX_RETRIES);
   const fetchOnce = createFetcher(options.fetch ?? ((input, init) => globalThis.fetch(input, init)));
+  const authorization = createAuthorization(options.token);
+  const log = createLog(options.logger, options.logLevel);
 
   return async ({ route, path, method, headers, body, fetchOptions, validateResponse, timeoutMs, maxRetries }) => {
+    if (hasAuthorization(headers)) {
+      throw new PlantClientError(
+        "Authorization is set from the client's token; a request cannot set it in its headers.",
+      );
+    }
     const signal = fetchOptions?.signal ?? undefined;
     const attempt = { timeoutMs: timeoutMs === undefined ? defaultTimeoutMs : checkTimeout(timeoutMs), signal };
     const sent = typeof body === 'string' ? restoreExactIntegers(body) : body;
-    const outcome = await withRetries(
-      (retry) => {
+    const retries = maxRetries === undefined ? defaultMaxRetries : checkMaxRetries(maxRetries);
+    const outcome = await withRetries<FetchedAnswer>(
+      async (retry) => {
+        // A string token is at hand: no await, so that the attempt starts in the same tick.
+        const token = authorization();
+        const value = typeof token === 'string' ? token : await token;
         // Each attempt gets an init of its own: its signal is set for it, and a custom fetch may change it.
-        const init: RequestInit = { ...fetchOptions, method, headers: retry === 0 ? headers : { ...headers } };
+        const init: RequestInit = { ...fetchOptions, method, headers: attemptHeaders(headers, value, retry) };
         if (sent != null) init.body = sent;
-        return fetchOnce(path, init, attempt);
+        if (!log.debug) return fetchOnce(path, init, attempt);
+        const started = performance.now();
+        const details = { method, url: path, attempt: retry + 1 };
+        try {
+          const answer = await fetchOnce(path, init, attempt);
+          const requestId = answer.headers.get('x-request-id') ?? undefined;
+          const durationMs = Math.round(performance.now() - started);
+          log.debug(`plant-client: ${method} ${path} attempt ${retry + 1}: ${answer.status} in ${durationMs} ms`, {
+            ...details,
+            status: answer.status,
+            durationMs,
+            requestId,
+          });
+          return answer;
+        } catch (error) {
+          const durationMs = Math.round(performance.now() - started);
+          const name = error instanceof Error ? error.name : typeof error;
+          log.debug(`plant-client: ${method} ${path} attempt ${retry + 1}: ${name} in ${durationMs} ms`, {
+            ...details,
+            error: name,
+            durationMs,
+          });
+          throw error;
+        }
       },
-      { maxRetries: maxRetries === undefined ? defaultMaxRetries : checkMaxRetries(maxRetries), signal },
+      {
+        maxRetries: retries,
+        signal,
+        onRetry:
+          log.info &&
+          ((retry, delayMs, why) => {
+            const cause =
+              'answer' in why ? `${why.answer.status}` : why.error instanceof Error ? why.error.name : 'error';
+            log.info?.(
+              `plant-client: ${method} ${path} retry ${retry} of ${retries} in ${Math.round(delayMs)} ms after ${cause}`,
+              {
+                method,
+                url: path,
+                retry,
+                delayMs: Math.round(delayMs),
+              },
+            );
+          }),
+      },
     );
     const { answer } = outcome;
     if (outcome.afterUncertainAttempt) uncertain.add(answer);

@@ -1,4 +1,4 @@
-import type { NewPlant, Plant, PlantContract, PlantWithId } from '@org/plant-contract';
+import type { NewPlant, Plant, PlantContract, PlantWithId, WebhookDelivery } from '@org/plant-contract';
 import type { ClientInferRequest, ClientInferResponseBody } from '@ts-rest/core';
 import { expectTypeOf } from 'vitest';
 import {
@@ -10,7 +10,9 @@ import {
   type RateLimitError,
   type ServiceUnavailableError,
 } from './errors.ts';
+import type { PagePromise, PlantPage } from './page.ts';
 import { createPlantClient, type RequestOptions } from './plant-client.ts';
+import type { WithResponse } from './plant-promise.ts';
 
 const client = createPlantClient({ baseUrl: 'https://plants.example.com', token: 't' });
 
@@ -43,7 +45,14 @@ createPlantClient({ baseUrl: 'https://plants.example.com' });
 // Reading follows the contract's 200 bodies, so a change to PlantWithId reaches the client.
 expectTypeOf(client.getPlant).returns.resolves.toEqualTypeOf<PlantWithId>();
 expectTypeOf(client.getPlant).returns.resolves.toEqualTypeOf<ClientInferResponseBody<PlantContract['getPlant'], 200>>();
-expectTypeOf(client.listPlants()).toEqualTypeOf<AsyncIterableIterator<PlantWithId>>();
+expectTypeOf(client.listPlants()).toEqualTypeOf<PagePromise<PlantWithId>>();
+expectTypeOf(client.listPlants()).toExtend<AsyncIterable<PlantWithId>>();
+expectTypeOf(client.listPlants()).resolves.toEqualTypeOf<PlantPage<PlantWithId>>();
+expectTypeOf<PlantPage<PlantWithId>['data']>().toEqualTypeOf<PlantWithId[]>();
+expectTypeOf<PlantPage<PlantWithId>['nextCursor']>().toEqualTypeOf<string | undefined>();
+expectTypeOf(client.listPlants().withResponse()).resolves.toEqualTypeOf<WithResponse<PlantPage<PlantWithId>>>();
+// @ts-expect-error a cursor carries the tag: not both
+void client.listPlants({ cursor: 'after=1', tag: 'x' }).catch(() => undefined);
 expectTypeOf<PlantWithId[]>().toEqualTypeOf<ClientInferResponseBody<PlantContract['listPlants'], 200>>();
 expectTypeOf(client.deletePlant).returns.resolves.toEqualTypeOf<void>();
 expectTypeOf(client.getPlant).parameter(0).toEqualTypeOf<number | bigint>();
@@ -57,9 +66,29 @@ createPlantClient({ baseUrl: 'https://plants.example.com', token: 't', timeoutMs
 expectTypeOf(client.getPlant).parameter(1).toEqualTypeOf<RequestOptions | undefined>();
 expectTypeOf<RequestOptions>().branded.toEqualTypeOf<{
   signal?: AbortSignal;
+  headers?: Readonly<Record<string, string>>;
   timeoutMs?: number;
   maxRetries?: number;
 }>();
+
+// Every method's promise also gives the answer it came from.
+expectTypeOf(client.getPlant(1).withResponse()).resolves.toEqualTypeOf<{
+  data: PlantWithId;
+  response: Response;
+  requestId: string | undefined;
+}>();
+expectTypeOf(client.deletePlant(1)).toExtend<Promise<void>>();
+
+// The token may be a function, sync or async; headers are strings.
+createPlantClient({ baseUrl: 'https://plants.example.com', token: () => 't' });
+createPlantClient({ baseUrl: 'https://plants.example.com', token: async () => 't', defaultHeaders: { 'x-team': 'a' } });
+// @ts-expect-error a token function gives a string
+createPlantClient({ baseUrl: 'https://plants.example.com', token: () => 1 });
+// @ts-expect-error header values are strings
+createPlantClient({ baseUrl: 'https://plants.example.com', token: 't', defaultHeaders: { 'x-n': 1 } });
+createPlantClient({ baseUrl: 'https://plants.example.com', token: 't', logger: console, logLevel: 'debug' });
+// @ts-expect-error no such level
+createPlantClient({ baseUrl: 'https://plants.example.com', token: 't', logLevel: 'verbose' });
 void client.createPlant({ id: 1, name: 'Fern' }, { timeoutMs: 1_000, maxRetries: 5, signal: AbortSignal.timeout(1) });
 void client.listPlants({ tag: 'a', maxRetries: 1 });
 // @ts-expect-error maxRetries is a number
@@ -96,9 +125,10 @@ expectTypeOf(client.listWebhooks).returns.resolves.toEqualTypeOf<
 expectTypeOf(client.getWebhook).returns.resolves.toEqualTypeOf<
   ClientInferResponseBody<PlantContract['getWebhook'], 200>
 >();
-expectTypeOf(client.listWebhookDeliveries).returns.resolves.toEqualTypeOf<
+expectTypeOf<PlantPage<WebhookDelivery>['data']>().toEqualTypeOf<
   ClientInferResponseBody<PlantContract['listWebhookDeliveries'], 200>
 >();
+expectTypeOf(client.listWebhookDeliveries('ep_1')).toEqualTypeOf<PagePromise<WebhookDelivery>>();
 // @ts-expect-error an endpoint needs its url
 client.createWebhook({ description: 'no url' });
 expectTypeOf(client.updateWebhook)

@@ -4,6 +4,7 @@ import {
   BadRequestError,
   ConflictError,
   NotFoundError,
+  PlantAbortError,
   PlantApiError,
   PlantClientError,
   PlantConnectionError,
@@ -11,6 +12,7 @@ import {
 } from './errors.ts';
 import type { FetchLike } from './fetcher.ts';
 import { createPlantClient } from './plant-client.ts';
+import { VERSION } from './version.ts';
 
 const BASE_URL = 'https://plants.example.com';
 const TOKEN = 'secret-token-123';
@@ -222,7 +224,7 @@ describe('timeoutMs', () => {
     );
     const reason = new Error('user went away');
     controller.abort(reason);
-    expect(await rejection(pending)).toBe(reason);
+    expect(await rejection(pending)).toMatchObject({ name: 'PlantAbortError', cause: reason });
     expect(fetch.mock.calls[0]?.[1].signal).toBe(controller.signal);
   });
 
@@ -256,7 +258,11 @@ describe('getPlant, deletePlant and listPlants requests', () => {
     await rejection(clientWith(fetch).getPlant(9007199254740993n));
     const call = onlyCall(fetch);
     expect(call).toMatchObject({ url: 'https://plants.example.com/plants/9007199254740993', method: 'GET' });
-    expect([...call.headers]).toStrictEqual([['authorization', `Bearer ${TOKEN}`]]);
+    expect([...call.headers]).toStrictEqual([
+      ['authorization', `Bearer ${TOKEN}`],
+      ['user-agent', `plant-client/${VERSION}`],
+      ['x-retry-count', '0'],
+    ]);
     expect(call.body).toBeUndefined();
   });
 
@@ -279,7 +285,11 @@ describe('getPlant, deletePlant and listPlants requests', () => {
     await clientWith(fetch, { baseUrl: 'https://example.com/api/' }).deletePlant(-(2n ** 63n));
     const call = onlyCall(fetch);
     expect(call).toMatchObject({ url: 'https://example.com/api/plants/-9223372036854775808', method: 'DELETE' });
-    expect([...call.headers]).toStrictEqual([['authorization', `Bearer ${TOKEN}`]]);
+    expect([...call.headers]).toStrictEqual([
+      ['authorization', `Bearer ${TOKEN}`],
+      ['user-agent', `plant-client/${VERSION}`],
+      ['x-retry-count', '0'],
+    ]);
     expect(call.body).toBeUndefined();
   });
 
@@ -289,7 +299,7 @@ describe('getPlant, deletePlant and listPlants requests', () => {
     for (const pending of [
       client.getPlant(2 ** 60),
       client.deletePlant(2 ** 60),
-      client.listPlants({ after: 2 ** 60 }).next(),
+      client.listPlants({ after: 2 ** 60 }),
     ]) {
       expect(PlantClientError.isInstance(await rejection(pending))).toBe(true);
     }
@@ -351,18 +361,18 @@ describe('createPlant failures without an answer', () => {
     setTimeout(() => controller.abort(reason), 5);
 
     const error = await rejection(pending);
-    expect(error).toBe(reason);
-    expect(PlantClientError.isInstance(error)).toBe(false);
+    expect(PlantAbortError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ cause: reason });
   });
 
-  it('rejects with the default AbortError when the caller aborts without a reason', async () => {
+  it('rejects with a PlantAbortError caused by the default AbortError when the caller aborts without a reason', async () => {
     const controller = new AbortController();
     controller.abort();
     const error = await rejection(
       clientWith(hanging(), { timeoutMs: 10_000 }).createPlant({ id: 7, name: 'Fern' }, { signal: controller.signal }),
     );
-    expect(error).toBe(controller.signal.reason);
-    expect(error).toMatchObject({ name: 'AbortError' });
+    expect(PlantAbortError.isInstance(error) && error.cause).toBe(controller.signal.reason);
+    expect(error).toMatchObject({ cause: { name: 'AbortError' } });
   });
 });
 
@@ -524,7 +534,7 @@ describe('retries', () => {
     await vi.advanceTimersByTimeAsync(1000);
     controller.abort(new Error('user went away'));
     await vi.runAllTimersAsync();
-    expect(await settled).toStrictEqual(new Error('user went away'));
+    expect(await settled).toMatchObject({ name: 'PlantAbortError', cause: new Error('user went away') });
     expect(fetch).toHaveBeenCalledTimes(1);
   });
 
@@ -634,7 +644,8 @@ describe('webhook management', () => {
         }),
     );
     const deliveries = await clientWith(fetch).listWebhookDeliveries('ep_1', { limit: 5 });
-    expect(deliveries).toEqual([{ id: 'msg_1', plantId: 9007199254740993n, status: 'delivered', attempts: 1 }]);
+    expect(deliveries.data).toEqual([{ id: 'msg_1', plantId: 9007199254740993n, status: 'delivered', attempts: 1 }]);
+    expect(deliveries.hasNextPage()).toBe(false);
     expect(onlyCall(fetch).url).toBe('https://plants.example.com/webhooks/ep_1/deliveries?limit=5');
   });
 

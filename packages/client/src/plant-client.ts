@@ -16,7 +16,9 @@ import { apiErrorFor, type PlantApiError, PlantClientError } from './errors.ts';
 import type { FetchedAnswer } from './fetcher.ts';
 import { nextPageQuery } from './next-page.ts';
 import type { PlantClientOptions, RequestOptions } from './options.ts';
+import { type PageAnswer, type PagePromise, requestPage } from './page.ts';
 import { afterUncertainAttempt } from './plant-api.ts';
+import { PlantPromise, type WithResponse } from './plant-promise.ts';
 import { initPlantRestClient } from './rest-client.ts';
 
 export {
@@ -27,14 +29,28 @@ export {
   type RetryOptions,
 } from './options.ts';
 
-export type ListPlantsOptions = RequestOptions & {
-  /** Plants per request (1 to 1000; the server's default is 100). Iteration goes on across pages. */
-  pageSize?: number;
-  /** Only plants with exactly this tag. */
-  tag?: string;
-  /** Start after this id. */
-  after?: number | bigint;
-};
+export type ListPlantsOptions = RequestOptions &
+  (
+    | {
+        /** Plants per page (1 to 1000; the server's default is 100). Iteration goes on across pages. */
+        pageSize?: number;
+        /** Only plants with exactly this tag. */
+        tag?: string;
+        /** Start after this id. */
+        after?: number | bigint;
+        cursor?: undefined;
+      }
+    | {
+        /**
+         * The page a `nextCursor` points at (say, kept for a "page N" screen). It carries the page
+         * size, tag and position, so it comes alone, without `pageSize`, `tag` or `after`.
+         */
+        cursor: string;
+        pageSize?: undefined;
+        tag?: undefined;
+        after?: undefined;
+      }
+  );
 
 export type ListWebhookDeliveriesOptions = RequestOptions & {
   /** At most this many deliveries, newest first (1 to 1000; the server's default is 50). */
@@ -47,48 +63,52 @@ export type PlantClient = {
    * idempotent by id, which makes retries safe: sending the same plant again resolves again;
    * different data under an existing id throws a ConflictError (409).
    */
-  createPlant(newPlant: NewPlant, options?: RequestOptions): Promise<Plant>;
+  createPlant(newPlant: NewPlant, options?: RequestOptions): PlantPromise<Plant>;
   /** The plant stored under `id`; a missing one throws a NotFoundError (404). */
-  getPlant(id: number | bigint, options?: RequestOptions): Promise<PlantWithId>;
+  getPlant(id: number | bigint, options?: RequestOptions): PlantPromise<PlantWithId>;
   /**
    * Removes the plant stored under `id`; a missing one throws a NotFoundError (404) — unless an
    * earlier attempt of this call got no answer or a 5xx, when the 404 means that attempt most
    * likely deleted it, and the call resolves.
    */
-  deletePlant(id: number | bigint, options?: RequestOptions): Promise<void>;
+  deletePlant(id: number | bigint, options?: RequestOptions): PlantPromise<void>;
   /**
-   * Every stored plant (or every one with `tag`), ordered by id, fetched page by page as the
-   * iteration proceeds: `for await (const plant of client.listPlants()) …`.
+   * The stored plants (or those with `tag`), ordered by id. Awaited, it is the first page
+   * (`{ data, nextCursor, hasNextPage(), getNextPage() }`); `for await (const plant of
+   * client.listPlants())` goes through every plant, fetching page after page as it proceeds.
    */
-  listPlants(options?: ListPlantsOptions): AsyncIterableIterator<PlantWithId>;
+  listPlants(options?: ListPlantsOptions): PagePromise<PlantWithId>;
   /**
    * Subscribes a receiver to new plants and resolves with the endpoint and its signing `secret`,
    * which the API shows only in this answer: keep it to verify deliveries (`verifyPlantWebhook`
    * from `@org/plant-client/webhooks`). Registering is not idempotent (a second call makes a
    * second endpoint), so it is retried only when the caller asks for it with `maxRetries`.
    */
-  createWebhook(endpoint: NewWebhookEndpoint, options?: RequestOptions): Promise<CreatedWebhookEndpoint>;
+  createWebhook(endpoint: NewWebhookEndpoint, options?: RequestOptions): PlantPromise<CreatedWebhookEndpoint>;
   /** The subscribed endpoints, without their secrets. */
-  listWebhooks(options?: RequestOptions): Promise<WebhookEndpoint[]>;
+  listWebhooks(options?: RequestOptions): PlantPromise<WebhookEndpoint[]>;
   /** The endpoint registered under `id`; a missing one throws a NotFoundError (404). */
-  getWebhook(id: string, options?: RequestOptions): Promise<WebhookEndpoint>;
+  getWebhook(id: string, options?: RequestOptions): PlantPromise<WebhookEndpoint>;
   /** Unsubscribes the endpoint (a 404 after an uncertain earlier attempt resolves, as deletePlant does). */
-  deleteWebhook(id: string, options?: RequestOptions): Promise<void>;
-  /** The deliveries to the endpoint, newest first, with where each stands. */
-  listWebhookDeliveries(id: string, options?: ListWebhookDeliveriesOptions): Promise<WebhookDelivery[]>;
+  deleteWebhook(id: string, options?: RequestOptions): PlantPromise<void>;
+  /**
+   * The deliveries to the endpoint, newest first, with where each stands: one page (the API does
+   * not page them further), awaited or iterated as `listPlants`'s.
+   */
+  listWebhookDeliveries(id: string, options?: ListWebhookDeliveriesOptions): PagePromise<WebhookDelivery>;
   /**
    * Changes any of `url` (checked as at registration; a URL another endpoint has throws a
    * ConflictError), `description` (null removes it) and `enabled`, and resolves with the endpoint.
    * Enabling a disabled endpoint resumes the deliveries that disabling (or a 410 answer) stopped.
    */
-  updateWebhook(id: string, changes: WebhookEndpointChanges, options?: RequestOptions): Promise<WebhookEndpoint>;
+  updateWebhook(id: string, changes: WebhookEndpointChanges, options?: RequestOptions): PlantPromise<WebhookEndpoint>;
   /**
    * Gives the endpoint a new signing secret and resolves with it (shown only in this answer). For
    * the service's rotation grace (24 hours by default) deliveries are signed with both the new and
    * the previous secret. Not idempotent (a second call rotates again, and the first new secret then
    * signs only during the grace), so it is retried only when the caller asks for it with `maxRetries`.
    */
-  rotateWebhookSecret(id: string, options?: RequestOptions): Promise<RotatedWebhookSecret>;
+  rotateWebhookSecret(id: string, options?: RequestOptions): PlantPromise<RotatedWebhookSecret>;
   /**
    * Attempts again the endpoint's failed deliveries announced at or after `since`, with their
    * original webhook-id, and resolves with how many are pending again (at most 10,000 a call: when
@@ -98,23 +118,32 @@ export type PlantClient = {
     id: string,
     recovery: { since: Date | string },
     options?: RequestOptions,
-  ): Promise<RequeuedWebhookDeliveries>;
+  ): PlantPromise<RequeuedWebhookDeliveries>;
   /** Attempts one delivery again now, whatever its status; an unknown one throws a NotFoundError. */
-  retryWebhookDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<void>;
+  retryWebhookDelivery(id: string, deliveryId: string, options?: RequestOptions): PlantPromise<void>;
 };
 
-const toApiError = (response: FetchedAnswer): PlantApiError => {
-  const parsed = ApiError.safeParse(response.body);
+/** ts-rest hands back the api's answer object itself, so the fetched Response is still on it. */
+const fetched = (answer: { status: number; headers: Headers; body: unknown }): FetchedAnswer => answer as FetchedAnswer;
+
+const toApiError = (answer: { status: number; headers: Headers; body: unknown }): PlantApiError => {
+  const parsed = ApiError.safeParse(answer.body);
   const message = parsed.success
     ? parsed.data.message
-    : `HTTP ${response.status}${typeof response.body === 'string' && response.body ? `: ${response.body.slice(0, 200)}` : ''}`;
+    : `HTTP ${answer.status}${typeof answer.body === 'string' && answer.body ? `: ${answer.body.slice(0, 200)}` : ''}`;
   return apiErrorFor({
-    status: response.status,
-    code: parsed.success ? parsed.data.error : response.status,
+    status: answer.status,
+    code: parsed.success ? parsed.data.error : answer.status,
     message,
-    headers: response.headers,
+    headers: answer.headers,
   });
 };
+
+const withResponseOf = <T>(data: T, answer: { status: number; headers: Headers; body: unknown }): WithResponse<T> => ({
+  data,
+  response: fetched(answer).response,
+  requestId: answer.headers.get('x-request-id') ?? undefined,
+});
 
 const unsafeIdError = (id: number | bigint): PlantClientError | undefined =>
   typeof id === 'number' && Number.isInteger(id) && !Number.isSafeInteger(id)
@@ -139,9 +168,38 @@ const parseOrThrow = <T>(
 };
 
 const NO_FETCH_OPTIONS = {};
+const NO_HEADERS = {};
 
-/** The caller's signal where ts-rest carries it to the api: in `fetchOptions`. */
-const fetchOptionsWith = (signal: AbortSignal | undefined) => (signal ? { signal } : NO_FETCH_OPTIONS);
+/**
+ * What every call hands ts-rest besides its params, query and body: the caller's signal where
+ * ts-rest carries it to the api (`fetchOptions`), the call's own headers, timeout and retries.
+ */
+const callArgs = ({ signal, headers, timeoutMs, maxRetries }: RequestOptions, defaultMaxRetries?: number) => ({
+  fetchOptions: signal ? { signal } : NO_FETCH_OPTIONS,
+  extraHeaders: headers ?? NO_HEADERS,
+  timeoutMs,
+  maxRetries: maxRetries ?? defaultMaxRetries,
+});
+
+/** Starts `run` at once and gives its result as a PlantPromise (a synchronous throw rejects it). */
+const call = <T>(run: () => Promise<WithResponse<T>>): PlantPromise<T> => new PlantPromise(run());
+
+const pageQuery = ({ pageSize, tag, after, cursor }: ListPlantsOptions): Record<string, string> => {
+  if (cursor !== undefined) {
+    if (pageSize !== undefined || tag !== undefined || after !== undefined) {
+      throw new RangeError('cursor carries the page size, tag and position: give it without pageSize, tag or after.');
+    }
+    return Object.fromEntries(new URLSearchParams(cursor));
+  }
+  const query: Record<string, string> = {};
+  if (pageSize !== undefined) query.limit = String(pageSize);
+  if (tag !== undefined) query.tag = tag;
+  if (after !== undefined) query.after = idText(after);
+  return query;
+};
+
+const cursorOf = (query: Record<string, string> | undefined): string | undefined =>
+  query && new URLSearchParams(query).toString();
 
 // The 200 bodies' schemas, from the contract's routes.
 const Created = contract.createPlant.responses[200];
@@ -157,118 +215,122 @@ const Requeued = contract.recoverWebhook.responses[202];
 /**
  * A typed client for the Plant Store API, generated from @org/plant-contract: each method is one
  * call of ts-rest's client for the contract (`createPlantRestClient`), its answer turned into the
- * contract's 200 body or a PlantApiError.
+ * contract's 200 body or a PlantApiError. Every method's promise also has `.withResponse()`.
  */
 export const createPlantClient = (options: PlantClientOptions): PlantClient => {
   // Unknown statuses (a proxy's 502) resolve here too, to become the error for their status.
   const rest = initPlantRestClient(options, { throwOnUnknownStatus: false });
 
   return {
-    async createPlant(newPlant, { signal, timeoutMs, maxRetries } = {}) {
-      const unsafe = unsafeIdError(newPlant.id);
-      if (unsafe) throw unsafe;
-      // Safe to retry: creation is idempotent by id, so a replay of a stored plant answers 200 again.
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.createPlant({ body: newPlant, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 200) throw toApiError(answer);
-      return parseOrThrow(Created, answer.body, 'a Plant');
-    },
-
-    async getPlant(id, { signal, timeoutMs, maxRetries } = {}) {
-      const params = { id: idText(id) };
-      const answer = await rest.getPlant({ params, fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
-      if (answer.status !== 200) throw toApiError(answer);
-      return parseOrThrow(Read, answer.body, 'a plant');
-    },
-
-    async deletePlant(id, { signal, timeoutMs, maxRetries } = {}) {
-      const params = { id: idText(id) };
-      const answer = await rest.deletePlant({ params, fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
-      if (answer.status === 204) return;
-      // An earlier attempt that got no answer (or a 5xx) may well have deleted the plant, so a 404
-      // now is the retry finding it gone, which is what the caller asked for.
-      if (answer.status === 404 && afterUncertainAttempt(answer)) return;
-      throw toApiError(answer);
-    },
-
-    async *listPlants({ pageSize, tag, after, signal, timeoutMs, maxRetries } = {}) {
-      let query: Record<string, string> | undefined = {};
-      if (pageSize !== undefined) query.limit = String(pageSize);
-      if (tag !== undefined) query.tag = tag;
-      if (after !== undefined) query.after = idText(after);
-      const fetchOptions = fetchOptionsWith(signal);
-      while (query) {
-        const answer = await rest.listPlants({ query, fetchOptions, timeoutMs, maxRetries });
+    createPlant: (newPlant, options = {}) =>
+      call(async () => {
+        const unsafe = unsafeIdError(newPlant.id);
+        if (unsafe) throw unsafe;
+        // Safe to retry: creation is idempotent by id, so a replay of a stored plant answers 200 again.
+        const answer = await rest.createPlant({ body: newPlant, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
-        yield* parseOrThrow(Page, answer.body, 'a list of plants');
-        query = nextPageQuery(answer.headers.get('link'));
-      }
+        return withResponseOf(parseOrThrow(Created, answer.body, 'a Plant'), answer);
+      }),
+
+    getPlant: (id, options = {}) =>
+      call(async () => {
+        const answer = await rest.getPlant({ params: { id: idText(id) }, ...callArgs(options) });
+        if (answer.status !== 200) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(Read, answer.body, 'a plant'), answer);
+      }),
+
+    deletePlant: (id, options = {}) =>
+      call(async () => {
+        const answer = await rest.deletePlant({ params: { id: idText(id) }, ...callArgs(options) });
+        // An earlier attempt that got no answer (or a 5xx) may well have deleted the plant, so a 404
+        // now is the retry finding it gone, which is what the caller asked for.
+        if (answer.status === 204 || (answer.status === 404 && afterUncertainAttempt(answer))) {
+          return withResponseOf(undefined, answer);
+        }
+        throw toApiError(answer);
+      }),
+
+    listPlants: (options = {}) => {
+      const args = callArgs(options);
+      const fetchPage = async (cursor: string | undefined): Promise<PageAnswer<PlantWithId>> => {
+        const query = cursor === undefined ? pageQuery(options) : pageQuery({ cursor });
+        const answer = await rest.listPlants({ query, ...args });
+        if (answer.status !== 200) throw toApiError(answer);
+        const items = parseOrThrow(Page, answer.body, 'a list of plants');
+        return withResponseOf({ items, nextCursor: cursorOf(nextPageQuery(answer.headers.get('link'))) }, answer);
+      };
+      return requestPage(fetchPage, undefined, options.signal);
     },
 
-    async createWebhook(endpoint, { signal, timeoutMs, maxRetries = 0 } = {}) {
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.createWebhook({ body: endpoint, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 201) throw toApiError(answer);
-      return parseOrThrow(CreatedEndpoint, answer.body, 'a created webhook endpoint');
+    createWebhook: (endpoint, options = {}) =>
+      call(async () => {
+        const answer = await rest.createWebhook({ body: endpoint, ...callArgs(options, 0) });
+        if (answer.status !== 201) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(CreatedEndpoint, answer.body, 'a created webhook endpoint'), answer);
+      }),
+
+    listWebhooks: (options = {}) =>
+      call(async () => {
+        const answer = await rest.listWebhooks(callArgs(options));
+        if (answer.status !== 200) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(Endpoints, answer.body, 'a list of webhook endpoints'), answer);
+      }),
+
+    getWebhook: (id, options = {}) =>
+      call(async () => {
+        const answer = await rest.getWebhook({ params: { id }, ...callArgs(options) });
+        if (answer.status !== 200) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(Endpoint, answer.body, 'a webhook endpoint'), answer);
+      }),
+
+    deleteWebhook: (id, options = {}) =>
+      call(async () => {
+        const answer = await rest.deleteWebhook({ params: { id }, ...callArgs(options) });
+        if (answer.status === 204 || (answer.status === 404 && afterUncertainAttempt(answer))) {
+          return withResponseOf(undefined, answer);
+        }
+        throw toApiError(answer);
+      }),
+
+    listWebhookDeliveries: (id, options = {}) => {
+      const query = options.limit === undefined ? {} : { limit: String(options.limit) };
+      const fetchPage = async (): Promise<PageAnswer<WebhookDelivery>> => {
+        const answer = await rest.listWebhookDeliveries({ params: { id }, query, ...callArgs(options) });
+        if (answer.status !== 200) throw toApiError(answer);
+        const items = parseOrThrow(Deliveries, answer.body, 'a list of webhook deliveries');
+        return withResponseOf({ items, nextCursor: undefined }, answer);
+      };
+      return requestPage(fetchPage, undefined, options.signal);
     },
 
-    async listWebhooks({ signal, timeoutMs, maxRetries } = {}) {
-      const answer = await rest.listWebhooks({ fetchOptions: fetchOptionsWith(signal), timeoutMs, maxRetries });
-      if (answer.status !== 200) throw toApiError(answer);
-      return parseOrThrow(Endpoints, answer.body, 'a list of webhook endpoints');
-    },
+    updateWebhook: (id, changes, options = {}) =>
+      call(async () => {
+        // Safe to retry: the same changes again leave the endpoint as the first attempt did.
+        const answer = await rest.updateWebhook({ params: { id }, body: changes, ...callArgs(options) });
+        if (answer.status !== 200) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(Endpoint, answer.body, 'a webhook endpoint'), answer);
+      }),
 
-    async getWebhook(id, { signal, timeoutMs, maxRetries } = {}) {
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.getWebhook({ params: { id }, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 200) throw toApiError(answer);
-      return parseOrThrow(Endpoint, answer.body, 'a webhook endpoint');
-    },
+    rotateWebhookSecret: (id, options = {}) =>
+      call(async () => {
+        const answer = await rest.rotateWebhookSecret({ params: { id }, ...callArgs(options, 0) });
+        if (answer.status !== 200) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(Rotated, answer.body, 'a new webhook secret'), answer);
+      }),
 
-    async deleteWebhook(id, { signal, timeoutMs, maxRetries } = {}) {
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.deleteWebhook({ params: { id }, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status === 204) return;
-      if (answer.status === 404 && afterUncertainAttempt(answer)) return;
-      throw toApiError(answer);
-    },
+    recoverWebhook: (id, { since }, options = {}) =>
+      call(async () => {
+        const body = { since: since instanceof Date ? since.toISOString() : since };
+        const answer = await rest.recoverWebhook({ params: { id }, body, ...callArgs(options) });
+        if (answer.status !== 202) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(Requeued, answer.body, 'a webhook recovery'), answer);
+      }),
 
-    async listWebhookDeliveries(id, { limit, signal, timeoutMs, maxRetries } = {}) {
-      const query = limit === undefined ? {} : { limit: String(limit) };
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.listWebhookDeliveries({ params: { id }, query, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 200) throw toApiError(answer);
-      return parseOrThrow(Deliveries, answer.body, 'a list of webhook deliveries');
-    },
-
-    async updateWebhook(id, changes, { signal, timeoutMs, maxRetries } = {}) {
-      // Safe to retry: the same changes again leave the endpoint as the first attempt did.
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.updateWebhook({ params: { id }, body: changes, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 200) throw toApiError(answer);
-      return parseOrThrow(Endpoint, answer.body, 'a webhook endpoint');
-    },
-
-    async rotateWebhookSecret(id, { signal, timeoutMs, maxRetries = 0 } = {}) {
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.rotateWebhookSecret({ params: { id }, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 200) throw toApiError(answer);
-      return parseOrThrow(Rotated, answer.body, 'a new webhook secret');
-    },
-
-    async recoverWebhook(id, { since }, { signal, timeoutMs, maxRetries } = {}) {
-      const body = { since: since instanceof Date ? since.toISOString() : since };
-      const fetchOptions = fetchOptionsWith(signal);
-      const answer = await rest.recoverWebhook({ params: { id }, body, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 202) throw toApiError(answer);
-      return parseOrThrow(Requeued, answer.body, 'a webhook recovery');
-    },
-
-    async retryWebhookDelivery(id, deliveryId, { signal, timeoutMs, maxRetries } = {}) {
-      const fetchOptions = fetchOptionsWith(signal);
-      const params = { id, deliveryId };
-      const answer = await rest.retryWebhookDelivery({ params, fetchOptions, timeoutMs, maxRetries });
-      if (answer.status !== 202) throw toApiError(answer);
-    },
+    retryWebhookDelivery: (id, deliveryId, options = {}) =>
+      call(async () => {
+        const answer = await rest.retryWebhookDelivery({ params: { id, deliveryId }, ...callArgs(options) });
+        if (answer.status !== 202) throw toApiError(answer);
+        return withResponseOf(undefined, answer);
+      }),
   };
 };

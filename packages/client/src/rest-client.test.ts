@@ -65,7 +65,7 @@ describe('createPlantRestClient', () => {
     const controller = new AbortController();
     const pending = restWith(hanging).getPlant({ params: { id: '7' }, fetchOptions: { signal: controller.signal } });
     controller.abort(new Error('gone'));
-    await expect(pending).rejects.toThrow('gone');
+    await expect(pending).rejects.toMatchObject({ name: 'PlantAbortError', cause: new Error('gone') });
   });
 
   it("validates answers against the contract with ts-rest's validateResponse", async () => {

@@ -3,6 +3,7 @@ import { type AppRouter, type InitClientReturn, initClient, isAppRoute } from '@
 import { exactJsonBody } from './exact-body.ts';
 import type { PlantClientOptions } from './options.ts';
 import { createPlantApi, type PlantApi } from './plant-api.ts';
+import { hasAuthorization } from './request-headers.ts';
 
 export type PlantRestClientOptions = PlantClientOptions & {
   /**
@@ -15,7 +16,8 @@ export type PlantRestClientOptions = PlantClientOptions & {
 /** The arguments ts-rest's `initClient` gets; the calls' types follow from them and the contract. */
 type PlantRestClientArgs = {
   baseUrl: string;
-  baseHeaders: { authorization: string };
+  /** `defaultHeaders`; the token and the retry count are added to each attempt by the api. */
+  baseHeaders: Record<string, string>;
   api: PlantApi;
   /** Query values are strings in the contract, sent as they are. */
   jsonQuery: false;
@@ -25,7 +27,7 @@ type PlantRestClientArgs = {
 
 /**
  * ts-rest's client for the Plant Store contract: one function per route, taking `params`, `query`,
- * `body`, `fetchOptions` (e.g. `{ signal }`) and this client's `timeoutMs` and `maxRetries`, and
+ * `body`, `extraHeaders`, `fetchOptions` (e.g. `{ signal }`) and this client's `timeoutMs` and `maxRetries`, and
  * resolving to `{ status, body, headers }` as the contract types them.
  */
 export type PlantRestClient = InitClientReturn<PlantContract, PlantRestClientArgs>;
@@ -61,9 +63,13 @@ export const initPlantRestClient = (
   options: PlantRestClientOptions,
   { throwOnUnknownStatus }: { throwOnUnknownStatus: boolean },
 ): PlantRestClient => {
+  const baseHeaders = { ...options.defaultHeaders };
+  if (hasAuthorization(baseHeaders)) {
+    throw new RangeError('defaultHeaders cannot set Authorization: it comes from the token option.');
+  }
   const args: PlantRestClientArgs = {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    baseHeaders: { authorization: `Bearer ${options.token}` },
+    baseHeaders,
     api: createPlantApi(options),
     jsonQuery: false,
     throwOnUnknownStatus,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
+import { PlantAbortError, PlantConnectionError, PlantTimeoutError } from './errors.ts';
 import { isRetryableStatus, retryAfterMs, retryDelayMs, sleep, withRetries } from './retry.ts';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
@@ -74,17 +74,18 @@ describe('retryDelayMs', () => {
 });
 
 describe('sleep', () => {
-  it('rejects with the reason at once when the signal is already aborted', async () => {
+  it('rejects with a PlantAbortError caused by the reason at once when the signal is already aborted', async () => {
     const reason = new Error('gone');
-    await expect(sleep(60_000, AbortSignal.abort(reason))).rejects.toBe(reason);
+    const error = await sleep(60_000, AbortSignal.abort(reason)).catch((caught: unknown) => caught);
+    expect(PlantAbortError.isInstance(error) && error.cause).toBe(reason);
   });
 
-  it('rejects with the reason when the signal aborts during the wait, and leaves no timer', async () => {
+  it('rejects with a PlantAbortError when the signal aborts during the wait, and leaves no timer', async () => {
     vi.useFakeTimers();
     const controller = new AbortController();
     const pending = sleep(60_000, controller.signal);
     controller.abort('stop');
-    await expect(pending).rejects.toBe('stop');
+    await expect(pending).rejects.toMatchObject({ name: 'PlantAbortError', cause: 'stop' });
     expect(vi.getTimerCount()).toBe(0);
   });
 });
@@ -150,14 +151,24 @@ describe('withRetries', () => {
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 
-  it("stops waiting and throws the signal's reason when the caller aborts during a backoff", async () => {
+  it('stops waiting and throws a PlantAbortError when the caller aborts during a backoff', async () => {
     vi.useFakeTimers();
     const controller = new AbortController();
     const attempt = vi.fn(async () => answer(503, { 'retry-after': '30' }));
     const pending = withRetries(attempt, { maxRetries: 2, signal: controller.signal });
     await vi.advanceTimersByTimeAsync(10_000);
     controller.abort('user left');
-    await expect(pending).rejects.toBe('user left');
+    await expect(pending).rejects.toMatchObject({ name: 'PlantAbortError', cause: 'user left' });
     expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('tells onRetry which retry comes next, after how long and why', async () => {
+    vi.useFakeTimers();
+    const answers = [answer(503, { 'retry-after': '2' }), answer(200)];
+    const onRetry = vi.fn();
+    await run(withRetries(async () => answers.shift() ?? answer(599), { maxRetries: 2, signal: undefined, onRetry }));
+    expect(onRetry).toHaveBeenCalledOnce();
+    const [retry, delayMs, why] = onRetry.mock.calls[0] ?? [];
+    expect([retry, delayMs >= 2000, why.answer.status]).toStrictEqual([1, true, 503]);
   });
 });

@@ -1,4 +1,4 @@
-import { PlantConnectionError, PlantTimeoutError } from './errors.ts';
+import { abortErrorFor, PlantConnectionError, PlantTimeoutError } from './errors.ts';
 
 /** First backoff ceiling; it doubles with each retry up to MAX_BACKOFF_MS. */
 export const INITIAL_BACKOFF_MS = 500;
@@ -38,13 +38,13 @@ export const retryDelayMs = (retry: number, answer: Answer | undefined, random =
   (retryAfterMs(answer?.headers.get('retry-after') ?? null) ?? 0) +
   random() * Math.min(MAX_BACKOFF_MS, INITIAL_BACKOFF_MS * 2 ** retry);
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+/** Resolves after `ms`, or rejects (see `abortErrorFor`) as soon as the signal aborts. */
 export const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
   new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(abortErrorFor(signal));
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal?.reason);
+      if (signal) reject(abortErrorFor(signal));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
@@ -53,7 +53,12 @@ export const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-export type RetrySettings = { maxRetries: number; signal: AbortSignal | undefined };
+export type RetrySettings = {
+  maxRetries: number;
+  signal: AbortSignal | undefined;
+  /** Told before each wait: which retry comes next, after how long, and why. */
+  onRetry?: ((retry: number, delayMs: number, why: { answer: Answer } | { error: unknown }) => void) | undefined;
+};
 
 export type Outcome<T extends Answer> = {
   answer: T;
@@ -67,27 +72,32 @@ export type Outcome<T extends Answer> = {
 /**
  * Runs `attempt` (given how many retries came before it) until it gives an answer that is not worth
  * retrying, or `maxRetries` retries are spent. Connection errors and timeouts are retried too; the
- * last one is thrown. Nothing is retried once the caller's signal has aborted: its reason is thrown
- * instead.
+ * last one is thrown. Nothing is retried once the caller's signal has aborted: the abort's error
+ * (see `abortErrorFor`) is thrown instead.
  */
 export const withRetries = async <T extends Answer>(
   attempt: (retry: number) => Promise<T>,
-  { maxRetries, signal }: RetrySettings,
+  { maxRetries, signal, onRetry }: RetrySettings,
 ): Promise<Outcome<T>> => {
   let afterUncertainAttempt = false;
   for (let retry = 0; ; retry++) {
+    if (signal?.aborted) throw abortErrorFor(signal);
     let answer: T;
     try {
       answer = await attempt(retry);
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
+      if (signal?.aborted) throw abortErrorFor(signal);
       if (!isRetryableError(error) || retry >= maxRetries) throw error;
       afterUncertainAttempt = true;
-      await sleep(retryDelayMs(retry, undefined), signal);
+      const delayMs = retryDelayMs(retry, undefined);
+      onRetry?.(retry + 1, delayMs, { error });
+      await sleep(delayMs, signal);
       continue;
     }
     if (!isRetryableStatus(answer.status) || retry >= maxRetries) return { answer, afterUncertainAttempt };
     if (answer.status >= 500) afterUncertainAttempt = true;
-    await sleep(retryDelayMs(retry, answer), signal);
+    const delayMs = retryDelayMs(retry, answer);
+    onRetry?.(retry + 1, delayMs, { answer });
+    await sleep(delayMs, signal);
   }
 };

@@ -97,7 +97,11 @@ describe('CORS', () => {
         'patch',
         'post',
       ]);
-      expect(list(answer.headers['access-control-allow-headers']).sort()).toEqual(['authorization', 'content-type']);
+      expect(list(answer.headers['access-control-allow-headers']).sort()).toEqual([
+        'authorization',
+        'content-type',
+        'x-retry-count',
+      ]);
       expect(answer.headers['access-control-max-age']).toBe('600');
     }
   });

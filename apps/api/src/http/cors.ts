@@ -10,7 +10,8 @@ const CORS_MAX_AGE_SECONDS = 600;
 
 /** What the client reads from answers: pages, retry delays, request ids and why a token was refused. */
 const EXPOSED_HEADERS = ['Link', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'];
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type'];
+// X-Retry-Count: @org/plant-client numbers its attempts, for the request log.
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Retry-Count'];
 
 /**
  * The CORS headers of an answer made outside the app (admission control's 503), for the origin of

@@ -43,6 +43,16 @@ const post = (url: string, headers: Record<string, string>) =>
   });
 
 describe('request logging', () => {
+  it("logs the client's X-Retry-Count, so that retries tell from new requests", async () => {
+    const { url, lines } = await startLogged();
+    await post(url, { authorization: `Bearer ${TOKEN}`, 'x-retry-count': '0' });
+    await post(url, { authorization: `Bearer ${TOKEN}`, 'x-retry-count': '2' });
+    await post(url, { authorization: `Bearer ${TOKEN}`, 'x-retry-count': 'many' });
+    await post(url, { authorization: `Bearer ${TOKEN}` });
+    const completed = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request completed');
+    expect(completed.map((entry) => entry.req.retryCount)).toEqual([0, 2, undefined, undefined]);
+  });
+
   it('logs one structured line per request with its request id, and never the Authorization header', async () => {
     const { url, lines } = await startLogged();
     const accepted = await post(url, { authorization: `Bearer ${TOKEN}` });

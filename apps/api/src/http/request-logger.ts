@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import './request-fields.ts';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** `X-Retry-Count` as @org/plant-client sends it: 0 on a first attempt, 1… on its retries. */
+const RETRY_COUNT = /^\d{1,3}$/;
 /** A token sent in the query string is refused, and must not be logged either. */
 const TOKEN_IN_QUERY = /([?&]access_token=)[^&#]*/gi;
 
@@ -30,6 +32,7 @@ export const requestLogger =
       const level = aborted ? 'warn' : statusCode >= 500 ? 'error' : statusCode >= 400 ? 'info' : 'debug';
       if (!logger.isLevelEnabled(level)) return;
       const url = req.originalUrl;
+      const retry = req.headers['x-retry-count'];
       const line = {
         req: {
           id,
@@ -37,6 +40,8 @@ export const requestLogger =
           url: url.includes('access_token') ? url.replace(TOKEN_IN_QUERY, '$1[redacted]') : url,
           // The client as `trust proxy` derives it, the same address the failure limit keys on.
           remoteAddress: req.ip,
+          // Tells a client's retries from new requests (absent for callers that do not send it).
+          retryCount: typeof retry === 'string' && RETRY_COUNT.test(retry) ? Number(retry) : undefined,
         },
         res: { statusCode },
         responseTime: Math.round(performance.now() - started),

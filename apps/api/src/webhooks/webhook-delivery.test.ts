@@ -391,7 +391,7 @@ describe('through @org/plant-client', () => {
 
     await client.createPlant({ id: 9007199254740993n, name: 'Fern', tag: 'client' });
     const [delivery] = await until(
-      () => client.listWebhookDeliveries(endpoint.id, { limit: 1 }),
+      async () => (await client.listWebhookDeliveries(endpoint.id, { limit: 1 })).data,
       (list) => list[0]?.status === 'delivered',
     );
     expect(delivery).toMatchObject({ plantId: 9007199254740993n, status: 'delivered', attempts: 1 });

@@ -401,7 +401,7 @@ describe('through @org/plant-client', () => {
     await hook.stop();
     await client.createPlant({ id: 2n, name: 'Ivy' });
     const [failed] = await until(
-      () => client.listWebhookDeliveries(endpoint.id, { limit: 1 }),
+      async () => (await client.listWebhookDeliveries(endpoint.id, { limit: 1 })).data,
       ([delivery]) => delivery?.status === 'failed',
     );
     await hook.start();
