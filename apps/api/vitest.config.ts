@@ -1,13 +1,30 @@
 import { defineConfig } from 'vitest/config';
 import SkipGuard from '../../scripts/skip-guard.ts';
 
+/** The HTTP suites that run on PostgreSQL too (through startTestServer, see testing/test-server.ts). */
+const ON_BOTH_STORES = [
+  'src/plants/create-plant.test.ts',
+  'src/plants/read-delete-plants.test.ts',
+  'src/plants/hostile-input.test.ts',
+  'src/auth/bearer-auth.test.ts',
+];
+
 export default defineConfig({
   test: {
-    // Unit and HTTP tests sit beside the code; tests that start the service as a process in test/.
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    // One throwaway PostgreSQL server for the whole run; each test file makes its own databases.
-    globalSetup: ['src/testing/postgres-global-setup.ts'],
     // Under CI a skipped test fails the run unless allowed (scripts/skip-guard.ts).
     reporters: ['default', new SkipGuard()],
+    // One throwaway PostgreSQL server per project; each test file makes its own databases.
+    globalSetup: ['src/testing/postgres-global-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        // Unit and HTTP tests sit beside the code; tests that start the service as a process in test/.
+        test: { name: 'api', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'api-postgres', include: ON_BOTH_STORES, env: { PLANT_TEST_STORE: 'postgres' } },
+      },
+    ],
   },
 });

@@ -7,14 +7,16 @@ import { type AppOptions, createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
+import type { PlantStore } from '../store/plant-store.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import type { TestDatabase } from './postgres-server.ts';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
 
 export type TestServer = {
   url: string;
   dataDir: string;
-  store: SqlitePlantStore;
+  store: PlantStore;
   /** Stops the server and closes the store; the data directory is kept until `cleanup`. */
   stop(): Promise<void>;
   /** Stops everything and removes the data directory. */
@@ -26,9 +28,42 @@ export const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-api-t
 /** What a test may set on the app besides its store and TEST_TOKEN. */
 export type TestAppOptions = Omit<AppOptions, 'store' | 'authenticate'>;
 
-/** The real app on a real SQLite store in a temporary directory, listening on 127.0.0.1:<ephemeral>. */
+/**
+ * The HTTP suites run on SQLite, and again on PostgreSQL in the `api-postgres` vitest project
+ * (vitest.config.ts), which sets PLANT_TEST_STORE=postgres.
+ */
+const ON_POSTGRES = process.env.PLANT_TEST_STORE === 'postgres';
+/** On PostgreSQL, one database per data directory: a restart on the same directory finds its plants. */
+const databases = new Map<string, TestDatabase>();
+
+const openStore = async (dataDir: string): Promise<{ store: PlantStore; drop(): Promise<void> }> => {
+  if (!ON_POSTGRES) return { store: await SqlitePlantStore.open(dataDir), drop: async () => {} };
+  // Loaded only here: pg, and vitest's inject, which a script importing this module lacks.
+  const [{ freshDatabase }, { PostgresPlantStore }] = await Promise.all([
+    import('./postgres-test-database.ts'),
+    import('../store/postgres-store.ts'),
+  ]);
+  let database = databases.get(dataDir);
+  if (!database) {
+    database = await freshDatabase('plant_http');
+    databases.set(dataDir, database);
+  }
+  const { url, drop } = database;
+  return {
+    store: await PostgresPlantStore.open({ url, poolSize: 5 }),
+    drop: async () => {
+      databases.delete(dataDir);
+      await drop();
+    },
+  };
+};
+
+/**
+ * The real app on a real store (SQLite in a temporary directory, or PostgreSQL, see above),
+ * listening on 127.0.0.1:<ephemeral>.
+ */
 export const startTestServer = async (dataDir = makeDataDir(), options: TestAppOptions = {}): Promise<TestServer> => {
-  const store = await SqlitePlantStore.open(dataDir);
+  const { store, drop } = await openStore(dataDir);
   const app = createApp({ ...options, store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createServer(app)
@@ -52,6 +87,7 @@ export const startTestServer = async (dataDir = makeDataDir(), options: TestAppO
     stop,
     cleanup: async () => {
       await stop();
+      await drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
