@@ -96,28 +96,34 @@ const freePort = (): Promise<number> =>
     });
   });
 
-/** Starts a long-running child and resolves once its output matches `ready` (with the match). */
-const startChild = (what: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<RegExpExecArray> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`${what} did not start within 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = ready.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited (${code}) before it was ready:\n${output}`));
-    });
+/**
+ * Starts `node <args>` and waits until `ready` (given what it printed so far) yields a value,
+ * checking every 100 ms; fails if it exits first or takes more than a minute.
+ */
+const startNode = async <T>(
+  what: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: (output: string) => Promise<T | undefined>,
+): Promise<T> => {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk;
   });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk;
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const value = await ready(output);
+    if (value !== undefined) return value;
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}) before it was ready:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`${what} was not ready within 60 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
 
 try {
   // 1. The snapshot: every file git would see (tracked, or new and not ignored) and the built dist.
@@ -208,7 +214,8 @@ try {
     ].join('\n'),
   );
   const verdaccio = dirname(require.resolve('verdaccio/package.json'));
-  const registryStarted = startChild(
+  // It logs nothing at this level when all is well: readiness is its ping.
+  await startNode(
     'Verdaccio',
     [
       join(verdaccio, readManifest(verdaccio).bin as string),
@@ -218,19 +225,12 @@ try {
       `127.0.0.1:${registryPort}`,
     ],
     { PATH: process.env.PATH, HOME: work },
-    // It logs nothing at this level when all is well: readiness is its ping.
-    /(?!)/,
+    () =>
+      fetch(`${registry}-/ping`).then(
+        (answer) => (answer.ok ? true : undefined),
+        () => undefined,
+      ),
   );
-  const pinged = () =>
-    fetch(`${registry}-/ping`).then(
-      (answer) => answer.ok,
-      () => false,
-    );
-  for (let attempt = 0; !(await pinged()); attempt++) {
-    if (attempt > 300) throw new Error(`Verdaccio does not answer at ${registry}`);
-    await Promise.race([registryStarted, new Promise((resolve) => setTimeout(resolve, 100))]);
-  }
-  registryStarted.catch(() => {});
   const user = await fetch(`${registry}-/user/org.couchdb.user:rehearsal`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
@@ -334,7 +334,7 @@ try {
   await run(process.execPath, [tsc, '-p', '.'], consumer);
 
   // The API as built, on a fresh data directory; loopback webhook receivers allowed.
-  const [, apiUrl = ''] = await startChild(
+  const apiUrl = await startNode(
     'The API',
     [join(root, 'apps/api/dist/main.js')],
     {
@@ -345,8 +345,18 @@ try {
       PLANT_DATA_DIR: join(work, 'data'),
       PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
     },
-    /"msg":"plant store listening".*?"url":"([^"]+)"|"url":"([^"]+)".*?"msg":"plant store listening"/,
-  ).then((match) => [match[0], match[1] ?? match[2]]);
+    async (output) =>
+      output
+        .split('\n')
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as { msg?: string; url?: string }];
+          } catch {
+            return [];
+          }
+        })
+        .find((line) => line.msg === 'plant store listening')?.url,
+  );
   const seen = JSON.parse(await run(process.execPath, ['dist/consumer.js', apiUrl, TOKEN], consumer)) as unknown;
   const id = String(2n ** 62n + 7n);
   const wanted = {
