@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import SkipGuard from '../../scripts/skip-guard.ts';
 
 /** The HTTP suites that run on PostgreSQL too (through startTestServer, see testing/test-server.ts). */
@@ -18,8 +18,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        // Unit and HTTP tests sit beside the code; tests that start the service as a process in test/.
-        test: { name: 'api', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
+        test: {
+          name: 'api',
+          // Unit and HTTP tests sit beside the code; tests that start the service as a process in test/.
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          // The image build takes minutes and a Docker engine: `pnpm test:container` (vitest.container.config.ts).
+          exclude: [...configDefaults.exclude, 'test/container.test.ts'],
+        },
       },
       {
         extends: true,
