@@ -6,10 +6,12 @@
  * a warm-up of `--requests` creates the counters are read, the same number is sent again
  * (`--in-flight` at a time, keep-alive, a new id each), and read again. Bounded by count, not time;
  * never part of `pnpm bench`. `--env NAME=VALUE` (repeatable) sets a variable of the server, e.g.
- * PLANT_DB_POOL_SIZE, to compare settings. `--perf` samples the PostgreSQL processes with Linux
+ * PLANT_DB_POOL_SIZE, to compare settings. With `--webhook`, one receiver on loopback (answering
+ * 204) is subscribed first, and the second reading waits until it got every delivery: the figures
+ * are then those of a create plus its delivery, all in the one process. `--perf` samples the PostgreSQL processes with Linux
  * `perf` during the measured creates and prints where their CPU goes, by function.
  *
- *   pnpm --filter @org/plant-bench postgres-cost [--server d,g] [--requests 10000] [--in-flight 50] [--env NAME=VALUE] [--perf]
+ *   pnpm --filter @org/plant-bench postgres-cost [--server d,g] [--requests 10000] [--in-flight 50] [--env NAME=VALUE] [--webhook] [--perf]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,8 +21,8 @@ import { parseArgs } from 'node:util';
 import type { ServerKey } from './options.ts';
 import { openPostgres } from './postgres.ts';
 import { processCpuSeconds } from './proc-cpu.ts';
-import { startServer } from './server-process.ts';
-import { createTargets, sendCreates } from './targets.ts';
+import { post, startServer } from './server-process.ts';
+import { BENCH_HEADERS, createTargets, sendCreates, startReceiver } from './targets.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     'in-flight': { type: 'string', default: '50' },
     env: { type: 'string', multiple: true, default: [] },
     perf: { type: 'boolean', default: false },
+    webhook: { type: 'boolean', default: false },
     top: { type: 'string', default: '30' },
   },
 });
@@ -82,9 +85,26 @@ try {
     const dir = mkdtempSync(join(tmpdir(), 'plant-bench-postgres-cost-'));
     const instance = await target.instance();
     Object.assign(instance.command.env, extraEnv);
+    // A loopback receiver over plain http is what the tests' flag allows.
+    if (values.webhook) instance.command.env.PLANT_WEBHOOKS_ALLOW_PRIVATE = 'true';
+    const receiver = values.webhook ? await startReceiver() : undefined;
     const server = await startServer(instance.command, join(dir, 'server.log'));
+    /** Resolves once the receiver, if any, got `deliveries`. */
+    const delivered = async (deliveries: number) => {
+      const deadline = Date.now() + 600_000;
+      while (receiver && receiver.received() < deliveries) {
+        if (Date.now() > deadline)
+          throw new Error(`the receiver got ${receiver.received()} of ${deliveries} deliveries`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
     try {
+      if (receiver) {
+        const answer = await post(`${server.url}/webhooks`, BENCH_HEADERS, JSON.stringify({ url: receiver.url }));
+        if (answer.status !== 201) throw new Error(`POST /webhooks answered ${answer.status} ${answer.body}`);
+      }
       await sendCreates(server.url, 1, count, inFlight);
+      await delivered(count);
       const reading = async () => ({
         api: processCpuSeconds(server.pid),
         postgres: postgres.cpuSeconds(),
@@ -95,6 +115,7 @@ try {
       const before = await reading();
       const sampling = values.perf ? samplePostgres(join(dir, 'perf.data')) : undefined;
       await sendCreates(server.url, 1_000_000_000, count, inFlight);
+      await delivered(2 * count);
       const after = await reading();
       await sampling?.stop();
       const perThousand = (seconds: number) => ((seconds * 1000) / count).toFixed(3);
@@ -102,15 +123,16 @@ try {
         before.postgres === undefined || after.postgres === undefined
           ? 'PostgreSQL CPU unknown (not our server)'
           : `PostgreSQL ${perThousand(after.postgres - before.postgres)} CPU s`;
-      const settings = Object.entries(extraEnv)
+      const settings = `${values.webhook ? 'one webhook receiver, ' : ''}${Object.entries(extraEnv)
         .map(([name, value]) => `${name}=${value} `)
-        .join('');
+        .join('')}`;
       console.log(
-        `(${target.key}) ${target.name}, ${settings}${inFlight} in flight, ${count} creates: per 1,000 creates API ${perThousand(after.api - before.api)} CPU s, ${cluster}; ${(Number(after.wal - before.wal) / count).toFixed(0)} WAL bytes per create, ${(Number(after.xid - before.xid) / (count / 1000)).toFixed(0)} write transactions per 1,000 (${((count * 1000) / (after.at - before.at)).toFixed(0)} creates/s, load-dependent)`,
+        `(${target.key}) ${target.name}, ${settings}${inFlight} in flight, ${count} creates: per 1,000 creates${values.webhook ? ' and their deliveries' : ''} API ${perThousand(after.api - before.api)} CPU s, ${cluster}; ${(Number(after.wal - before.wal) / count).toFixed(0)} WAL bytes per create, ${(Number(after.xid - before.xid) / (count / 1000)).toFixed(0)} write transactions per 1,000 (${((count * 1000) / (after.at - before.at)).toFixed(0)} creates/s, load-dependent)`,
       );
       if (sampling) console.log(sampling.report());
     } finally {
       await server.stop();
+      await receiver?.close();
       await instance.cleanup();
       rmSync(dir, { recursive: true, force: true });
     }

@@ -130,7 +130,7 @@ const ourApiOnSqlite: Target = {
  * A webhook receiver on loopback that answers every delivery 204, as a healthy subscriber does. It
  * runs in the benchmark's own process, which idles while wrk loads a server.
  */
-const startReceiver = async () => {
+export const startReceiver = async () => {
   let received = 0;
   const receiver = createServer((req, res) => {
     req.resume().on('end', () => {
