@@ -129,6 +129,12 @@ try {
       console.log(
         `(${target.key}) ${target.name}, ${settings}${inFlight} in flight, ${count} creates: per 1,000 creates${values.webhook ? ' and their deliveries' : ''} API ${perThousand(after.api - before.api)} CPU s, ${cluster}; ${(Number(after.wal - before.wal) / count).toFixed(0)} WAL bytes per create, ${(Number(after.xid - before.xid) / (count / 1000)).toFixed(0)} write transactions per 1,000 (${((count * 1000) / (after.at - before.at)).toFixed(0)} creates/s, load-dependent)`,
       );
+      const databaseUrl = instance.command.env.DATABASE_URL;
+      if (databaseUrl !== undefined) {
+        console.log(
+          `(${target.key}) ${(await postgres.bytesPerPlant(databaseUrl)).toFixed(0)} bytes on disk per plant`,
+        );
+      }
       if (sampling) console.log(sampling.report());
     } finally {
       await server.stop();

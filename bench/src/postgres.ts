@@ -10,6 +10,8 @@ export type Postgres = {
   createDatabase(): Promise<{ url: string; drop(): Promise<void> }>;
   /** Rows in the `plants` table of the database at `url`, or undefined when there is no such table. */
   countPlants(url: string): Promise<number | undefined>;
+  /** Bytes on disk per stored plant (table, indexes, TOAST) of the database at `url`. */
+  bytesPerPlant(url: string): Promise<number>;
   /** The server's WAL insert position in bytes: differences are the WAL written in between. */
   walPosition(): Promise<bigint>;
   /**
@@ -68,6 +70,13 @@ const onServer = (
       if (!rows[0]?.table) return undefined;
       const counted = await client.query<{ count: string }>('SELECT count(*) FROM plants');
       return Number(counted.rows[0]?.count);
+    }),
+  bytesPerPlant: (url) =>
+    withClient(url, async (client) => {
+      const { rows } = await client.query<{ bytes: string | null }>(
+        "SELECT pg_total_relation_size('plants') / nullif(count(*), 0) AS bytes FROM plants",
+      );
+      return Number(rows[0]?.bytes ?? Number.NaN);
     }),
   walPosition: () =>
     withClient(adminUrl, async (client) => {
