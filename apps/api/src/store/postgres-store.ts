@@ -98,7 +98,8 @@ export const describeDatabase = (url: string): string => {
 // is enabled (the `announced` step below: one event, which the delivery worker fans out to the
 // endpoints): one commit for both, and only for rows actually inserted, so a replay announces nothing.
 // `announced` tells whether it did, so that the delivery worker is woken only when there is work.
-// Every statement here is named (see `statement`): the server parses and plans it once per connection.
+// The statements by id are named (see `statement`): the server parses and plans each once per
+// connection. Their plans do not depend on the values, and the ids are looked up by primary key only.
 const sql = {
   // One round trip: insert, or read the row that was there. READ COMMITTED sees a row committed by
   // a concurrent create only in a later statement, so an empty answer means "ask again". The read
@@ -239,9 +240,8 @@ export class PostgresPlantStore implements PlantStore {
       const values: (string | number)[] = [limit];
       if (after !== undefined) values.push(after.toString());
       if (tag !== undefined) values.push(tag);
-      const filters = `${after === undefined ? '' : '-after'}${tag === undefined ? '' : '-tag'}`;
-      const text = sql.list(after !== undefined, tag !== undefined);
-      const { rows } = await this.#pool.query<Row>(statement(`list${filters}`, text, values));
+      // Not named: how selective a tag is depends on the tag, so a plan cached for one would be wrong for another.
+      const { rows } = await this.#pool.query<Row>(sql.list(after !== undefined, tag !== undefined), values);
       return rows.map(toPlant);
     });
   }
