@@ -58,7 +58,12 @@ const samplePostgres = (file: string) => {
   const pids = postgres.processIds();
   if (pids === undefined) throw new Error('--perf needs the throwaway PostgreSQL, not BENCH_POSTGRES_URL.');
   const perf = spawn('perf', ['record', '-F', '999', '-g', '-o', file, '-p', pids.join(',')], { stdio: 'ignore' });
-  const exited = new Promise((resolve) => perf.once('exit', resolve));
+  const exited = new Promise((resolve, reject) => {
+    perf.once('exit', resolve);
+    perf.once('error', (error) =>
+      reject(new Error(`--perf needs Linux perf (apt-get install linux-perf): ${error.message}`)),
+    );
+  });
   return {
     stop: async () => {
       perf.kill('SIGINT');
