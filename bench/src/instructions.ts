@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ServerKey } from './options.ts';
+import { openPostgres } from './postgres.ts';
 import { startServer } from './server-process.ts';
 import { createTargets, sendCreates } from './targets.ts';
 
@@ -58,7 +59,11 @@ const totalInstructions = (file: string): number => {
   return Number(line?.split(/\s+/)[1]);
 };
 
-for (const target of createTargets(undefined).filter((candidate) => keys.includes(candidate.key))) {
+// (d) and (g) get a throwaway PostgreSQL (fsync on); its own processes are not counted here.
+const postgres = keys.some((key) => key === 'd' || key === 'g') ? await openPostgres(process.env) : undefined;
+if (typeof postgres === 'string') throw new Error(`PostgreSQL is not available: ${postgres}`);
+
+for (const target of createTargets(postgres).filter((candidate) => keys.includes(candidate.key))) {
   const dir = mkdtempSync(join(tmpdir(), 'plant-bench-instructions-'));
   const instance = await target.instance();
   // Under valgrind the event loop runs some fifty times slower: its delay bound would shed the very
@@ -110,3 +115,4 @@ for (const target of createTargets(undefined).filter((candidate) => keys.include
     else rmSync(dir, { recursive: true, force: true });
   }
 }
+await postgres?.close();

@@ -152,16 +152,19 @@ const run = async (options: BenchOptions): Promise<boolean> => {
 
   const skipped: Report['skipped'] = [];
   let postgres: Postgres | undefined;
-  if (options.only.includes('d')) {
+  const onPostgres = options.only.filter((key) => key === 'd' || key === 'g');
+  if (onPostgres.length > 0) {
     const opened = await openPostgres(process.env).catch(
       (error: Error) => `PostgreSQL could not be started: ${error.message.split('\n')[0]}`,
     );
     if (typeof opened === 'string') {
-      skipped.push({ key: 'd', name: NAMES.d, reason: opened });
-      log(`(d) ${NAMES.d}: skipped, ${opened}`);
+      for (const key of onPostgres) {
+        skipped.push({ key, name: NAMES[key], reason: opened });
+        log(`(${key}) ${NAMES[key]}: skipped, ${opened}`);
+      }
     } else {
       postgres = opened;
-      log(`(d) PostgreSQL: ${postgres.source}`);
+      log(`(${onPostgres.join(', ')}) PostgreSQL: ${postgres.source}`);
     }
   }
   const targets = createTargets(postgres).filter((target) => options.only.includes(target.key));
@@ -223,8 +226,11 @@ const run = async (options: BenchOptions): Promise<boolean> => {
       const toB = ratio(entry, byKey('b'));
       if (toA !== undefined) result.ratioToA = toA;
       if (toB !== undefined) result.ratioToB = toB;
-      const toC = entry.target.key === 'e' ? ratio(entry, byKey('c')) : undefined;
+      // (e) and (d) are our API on another path than (c); (d) is also held against its own peer (g).
+      const toC = ['d', 'e'].includes(entry.target.key) ? ratio(entry, byKey('c')) : undefined;
       if (toC !== undefined) result.ratioToC = toC;
+      const toG = entry.target.key === 'd' ? ratio(entry, byKey('g')) : undefined;
+      if (toG !== undefined) result.ratioToG = toG;
       const plants = stored.get(entry.target.key);
       if (plants !== undefined) result.storedPlants = plants;
       return result;

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 
-export type ServerKey = 'a' | 'b' | 'c' | 'd' | 'e';
+export type ServerKey = 'a' | 'b' | 'c' | 'd' | 'e' | 'g';
+
+export const SERVER_KEYS: readonly ServerKey[] = ['a', 'b', 'c', 'd', 'e', 'g'];
 
 export type BenchOptions = {
   smoke: boolean;
@@ -26,13 +28,13 @@ export type BenchOptions = {
 export const USAGE = `pnpm bench [options]
 
   --smoke              tiny durations: proves the harness works (also BENCH_SMOKE=1); writes to a temp dir
-  --rounds N           rounds of a b c d e, alternating to cancel drift (default 3)
+  --rounds N           rounds of a b c d e g, alternating to cancel drift (default 3)
   --duration S         seconds of load per server per round (default 8)
   --warmup S           unmeasured seconds of load per server before round 1 (default 3)
   --connections N      concurrent connections (default 50)
   --threads N          wrk threads (default 1: one core for the load, one for the server)
   --cold-starts N      cold starts per server, median reported (default 5)
-  --only a,b,c,d,e     run only these servers
+  --only a,b,c,d,e,g   run only these servers ((d) and (g) need PostgreSQL)
   --client-batches N   alternating batches per mode in the client micro-benchmark (default 30)
   --client-batch-size N  requests per batch (default 200)
   --out DIR            write latest.json and latest.svg there (default bench/results)
@@ -72,10 +74,10 @@ export const parseOptions = (argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   });
   if (values.help) return 'help';
   const smoke = values.smoke === true || (env.BENCH_SMOKE !== undefined && env.BENCH_SMOKE !== '0');
-  const only = (values.only ?? 'a,b,c,d,e').split(',').map((key) => key.trim());
+  const only = values.only === undefined ? [...SERVER_KEYS] : values.only.split(',').map((key) => key.trim());
   for (const key of only) {
-    if (!['a', 'b', 'c', 'd', 'e'].includes(key))
-      throw new Error(`--only takes a comma-separated list of a, b, c, d, e.`);
+    if (!(SERVER_KEYS as readonly string[]).includes(key))
+      throw new Error(`--only takes a comma-separated list of ${SERVER_KEYS.join(', ')}.`);
   }
   return {
     smoke,

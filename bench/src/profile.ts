@@ -32,13 +32,13 @@ const seconds = Number(values.duration);
 
 ensureWrk();
 let postgres: Postgres | undefined;
-if (key === 'd') {
+if (key === 'd' || key === 'g') {
   const opened = await openPostgres(process.env);
   if (typeof opened === 'string') throw new Error(`(d) is not available: ${opened}`);
   postgres = opened;
 }
 const target = createTargets(postgres).find((candidate) => candidate.key === key);
-if (!target) throw new Error(`--server must be one of a, b, c, d (got ${key}).`);
+if (!target) throw new Error(`--server must be one of a, b, c, d, e, g (got ${key}).`);
 
 const dir = mkdtempSync(join(tmpdir(), 'plant-bench-profile-'));
 const instance = await target.instance([

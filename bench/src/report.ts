@@ -22,8 +22,10 @@ export type ServerResult = {
   /** Medians of the per-round ratios (each round's neighbours in time), when the reference ran. */
   ratioToA?: number;
   ratioToB?: number;
-  /** For (e): against (c), the same API without a webhook subscriber. */
+  /** For (e) and (d): against (c), the same API on the embedded store without a webhook subscriber. */
   ratioToC?: number;
+  /** For (d): against (g), the untuned peer on the same PostgreSQL. */
+  ratioToG?: number;
   /** 200 answers counted by wrk (rounds and warm-up) and plants found stored afterwards. */
   answered: number;
   storedPlants?: number;
@@ -62,6 +64,11 @@ const times = (value: number | undefined): string => (value === undefined ? '–
 const C_VS_PEER_TARGET = 1.2;
 /** Announcing every plant to a subscribed receiver (issue 14) against announcing none. */
 const WEBHOOK_VS_NONE_TARGET = 0.9;
+/** Issue 20: our API on PostgreSQL against our embedded store, and its p99 at 50 connections. */
+const D_VS_C_TARGET = 0.9;
+const D_P99_MS = 15;
+/** Issue 20 asks (d) to be "well above" the untuned PostgreSQL peer (g); 1.5× is what we hold it to. */
+const D_VS_G_TARGET = 1.5;
 /** `createPlant` through the client against a hand-written fetch (issue 13). */
 const CLIENT_VS_FETCH_TARGET = 1.1;
 
@@ -102,6 +109,46 @@ export const checkTargets = (servers: ServerResult[], client: ClientResult[]): T
       measured: times(d.ratioToB),
       met: d.ratioToB >= 1,
     });
+  }
+  if (d?.ratioToC !== undefined) {
+    checks.push({
+      what: '(d) throughput vs our embedded store (c)',
+      target: `≥ ${D_VS_C_TARGET.toFixed(2)}×`,
+      measured: times(d.ratioToC),
+      met: d.ratioToC >= D_VS_C_TARGET,
+    });
+  }
+  if (d?.ratioToG !== undefined) {
+    checks.push({
+      what: '(d) throughput vs PostgreSQL peer (g)',
+      target: `≥ ${D_VS_G_TARGET.toFixed(2)}×`,
+      measured: times(d.ratioToG),
+      met: d.ratioToG >= D_VS_G_TARGET,
+    });
+  }
+  if (d) {
+    checks.push(
+      {
+        what: '(d) p99 latency',
+        target: `≤ ${D_P99_MS} ms`,
+        measured: `${fixed(d.p99Ms, 2)} ms`,
+        met: d.p99Ms <= D_P99_MS,
+      },
+      {
+        what: '(d) cold start on PostgreSQL',
+        target: '≤ 300 ms',
+        measured: `${fixed(d.coldStartMs, 0)} ms`,
+        met: d.coldStartMs <= 300,
+      },
+    );
+    if (c) {
+      checks.push({
+        what: '(d) peak RSS vs (c)',
+        target: `≤ ${fixed(c.peakRssMiB, 0)} MiB`,
+        measured: `${fixed(d.peakRssMiB, 0)} MiB`,
+        met: d.peakRssMiB <= c.peakRssMiB,
+      });
+    }
   }
   if (c && e) {
     const withWebhook = e.ratioToC ?? e.reqPerSec / c.reqPerSec;
@@ -174,7 +221,7 @@ export const formatTable = (report: Report): string => {
 
 const settingsLine = (report: Report): string => {
   const s = report.settings;
-  return `${s.rounds} rounds × ${s.secondsPerRound} s per server (alternating a b c d e), ${s.warmupSeconds} s warm-up, ${s.connections} connections, ${s.loadGenerator} on the same machine`;
+  return `${s.rounds} rounds × ${s.secondsPerRound} s per server (alternating ${report.servers.map((server) => server.key).join(' ')}), ${s.warmupSeconds} s warm-up, ${s.connections} connections, ${s.loadGenerator} on the same machine`;
 };
 
 /** A Markdown table padded the way the repository's formatter (biome) writes it. */
@@ -209,7 +256,14 @@ export const formatMarkdown = (report: Report): string => {
   return lines.join('\n');
 };
 
-const COLORS: Record<ServerKey, string> = { a: '#95a5a6', b: '#5d6d7e', c: '#27ae60', d: '#2e86c1', e: '#8e44ad' };
+const COLORS: Record<ServerKey, string> = {
+  a: '#95a5a6',
+  b: '#5d6d7e',
+  c: '#27ae60',
+  d: '#2e86c1',
+  e: '#8e44ad',
+  g: '#aab7b8',
+};
 
 export const renderReportChart = (report: Report): string => {
   const bars = (value: (server: ServerResult) => number, text: (server: ServerResult) => string): Bar[] =>

@@ -42,6 +42,7 @@ export const NAMES: Record<ServerKey, string> = {
   c: 'our API, embedded SQLite',
   d: 'our API, PostgreSQL',
   e: 'our API, embedded SQLite, 1 webhook',
+  g: 'ts-rest/express + pg Pool (PostgreSQL peer)',
 };
 
 /** One instance of a server: its command, on its own fresh data. */
@@ -129,7 +130,7 @@ const ourApiOnSqlite: Target = {
  * A webhook receiver on loopback that answers every delivery 204, as a healthy subscriber does. It
  * runs in the benchmark's own process, which idles while wrk loads a server.
  */
-const startReceiver = async () => {
+export const startReceiver = async () => {
   let received = 0;
   const receiver = createServer((req, res) => {
     req.resume().on('end', () => {
@@ -194,12 +195,31 @@ const ourApiOnPostgres = (postgres: Postgres): Target => ({
   },
 });
 
+/** (g): the peer that stores in PostgreSQL, on a database of its own per instance. */
+const postgresPeer = (postgres: Postgres): Target => ({
+  key: 'g',
+  name: NAMES.g,
+  instance: async (nodeFlags = []) => {
+    const database = await postgres.createDatabase();
+    return {
+      command: {
+        args: [...nodeFlags, join(SERVERS_DIR, 'ts-rest-postgres-peer.ts')],
+        cwd: REPO_ROOT,
+        env: { ...baseEnv(), BENCH_TOKEN, DATABASE_URL: database.url },
+      },
+      storedPlants: () => postgres.countPlants(database.url),
+      cleanup: () => database.drop(),
+    };
+  },
+});
+
 export const createTargets = (postgres: Postgres | undefined): Target[] => [
   reference('a', 'raw-node.ts'),
   reference('b', 'ts-rest-peer.ts'),
   ourApiOnSqlite,
   ...(postgres ? [ourApiOnPostgres(postgres)] : []),
   ourApiWithWebhook,
+  ...(postgres ? [postgresPeer(postgres)] : []),
 ];
 
 /**

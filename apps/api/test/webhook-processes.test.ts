@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseExactJson } from '@org/plant-contract';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { httpRequest, postPlant } from '../src/testing/http-request.ts';
@@ -93,8 +95,35 @@ describe('webhooks in the service process', () => {
   }, 40_000);
 });
 
+/** Plants created under load in the two-replica test, each sent to both replicas; at most a page of deliveries. */
+const RACED_PLANTS = 600;
+/** Keep-alive connections loading each replica. */
+const CONNECTIONS_PER_REPLICA = 8;
+
+/**
+ * Creates `ids` in order through `connections` keep-alive connections kept busy back to back, and
+ * resolves with every answer's status.
+ */
+const createUnderLoad = async (base: string, ids: readonly bigint[], connections: number): Promise<number[]> => {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const queue = [...ids];
+  const statuses: number[] = [];
+  try {
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+          statuses.push((await postPlant(base, MAIN_TEST_TOKEN, { id, name: `Plant ${id}` }, { agent })).status);
+        }
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+  return statuses;
+};
+
 describeWithPostgres('webhooks with two replicas on one PostgreSQL', () => {
-  it('delivers each event to each endpoint exactly once', async () => {
+  it('under concurrent load, stores each id once and delivers each event to each endpoint exactly once', async () => {
     const database = await freshDatabase('plant_webhooks');
     databases.push(database);
     const env = { ...WEBHOOK_ENV, DATABASE_URL: database.url };
@@ -103,19 +132,29 @@ describeWithPostgres('webhooks with two replicas on one PostgreSQL', () => {
     const hooks = [await receiver(), await receiver()];
     const endpoints = [await register(a, hooks[0]?.url ?? ''), await register(b, hooks[1]?.url ?? '')];
 
-    const ids = Array.from({ length: 60 }, (_, index) => 9007199254740993n + BigInt(index));
-    await Promise.all(
-      ids.map(async (id, index) => {
-        const answer = await postPlant(index % 2 === 0 ? a : b, MAIN_TEST_TOKEN, { id, name: `Plant ${id}` });
-        expect(answer.status).toBe(200);
-      }),
-    );
-    // Replays through the other replica announce nothing.
-    for (const id of ids.slice(0, 10))
-      expect((await postPlant(b, MAIN_TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+    // Both replicas get every id, in the same order and at once: they race for each row while their
+    // delivery workers claim and deliver what the batches before announced. One create of each id
+    // wins; the other is a replay, which announces nothing.
+    const ids = Array.from({ length: RACED_PLANTS }, (_, index) => 9007199254740993n + BigInt(index));
+    const answered = await Promise.all([
+      createUnderLoad(a, ids, CONNECTIONS_PER_REPLICA),
+      createUnderLoad(b, ids, CONNECTIONS_PER_REPLICA),
+    ]);
+    expect(answered.flat().filter((status) => status !== 200)).toStrictEqual([]);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ rows: string; ids: string }>(
+        'SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM plants WHERE id BETWEEN $1 AND $2',
+        [String(ids[0]), String(ids.at(-1))],
+      );
+      expect(rows[0]).toStrictEqual({ rows: String(RACED_PLANTS), ids: String(RACED_PLANTS) });
+    } finally {
+      await client.end();
+    }
 
     for (const [index, hook] of hooks.entries()) {
-      await hook.waitFor(ids.length, 20_000);
+      await hook.waitFor(ids.length, 30_000);
       const list = await until(
         () => deliveries(a, endpoints[index]?.id ?? ''),
         (all) => all.length === ids.length && all.every((delivery) => delivery.status === 'delivered'),
@@ -134,5 +173,5 @@ describeWithPostgres('webhooks with two replicas on one PostgreSQL', () => {
         expect(() => new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).not.toThrow();
       }
     }
-  }, 60_000);
+  }, 90_000);
 });

@@ -219,6 +219,46 @@ describeWithPostgres('PostgresPlantStore', () => {
     }
   });
 
+  it('answers a batch that mixes new, replayed and conflicting plants, each by its own row', async () => {
+    const store = await openStore((await database()).url);
+    const stored = Array.from({ length: 4 }, (_, index) => ({ id: BigInt(index + 1), name: `Stored ${index + 1}` }));
+    for (const plant of stored) await store.create(plant);
+    // One turn of the event loop: a single statement, in which some ids are taken and some not.
+    const outcomes = await Promise.all([
+      store.create({ id: 1n, name: 'Stored 1' }),
+      store.create({ id: 2n, name: 'Someone else', tag: 'other' }),
+      store.create({ id: 5n, name: 'New 5' }),
+      store.create({ id: 3n, name: 'Stored 3' }),
+      store.create({ id: 6n, name: 'New 6', tag: 'fresh' }),
+    ]);
+    expect(outcomes).toStrictEqual([
+      { outcome: 'replayed', plant: stored[0] },
+      { outcome: 'conflict', existing: stored[1] },
+      { outcome: 'created', plant: { id: 5n, name: 'New 5' } },
+      { outcome: 'replayed', plant: stored[2] },
+      { outcome: 'created', plant: { id: 6n, name: 'New 6', tag: 'fresh' } },
+    ]);
+    expect(await store.get(2n)).toStrictEqual(stored[1]);
+  });
+
+  it('wakes the delivery worker only after creates that announced something', async () => {
+    const store = await openStore((await database()).url);
+    let wakes = 0;
+    store.webhooks.onAnnounce(() => {
+      wakes += 1;
+    });
+    await Promise.all([store.create({ id: 1n, name: 'Unheard' }), store.create({ id: 2n, name: 'Unheard' })]);
+    expect(wakes).toBe(0);
+    await store.webhooks.createEndpoint(
+      { id: 'ep_1', url: 'https://hooks.example/plants', secret: 'whsec_test', createdAt: new Date() },
+      10,
+    );
+    await Promise.all([store.create({ id: 3n, name: 'Heard' }), store.create({ id: 1n, name: 'Unheard' })]);
+    expect(wakes).toBe(1);
+    await store.create({ id: 3n, name: 'Heard' });
+    expect(wakes).toBe(1);
+  });
+
   it('refuses to open with one clear line when its role may not create the schema', async () => {
     const { url, name } = await database();
     const admin = await connect(url);

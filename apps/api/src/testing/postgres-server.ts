@@ -126,6 +126,8 @@ export type PostgresServer = {
   destroy(): Promise<void>;
   /** The server's recent log output, for failure messages. */
   log(): string;
+  /** The postmaster's process id while it runs: the bench reads the cluster's CPU time from /proc through it. */
+  pid(): number | undefined;
 };
 
 /** Initialises a fresh cluster in a temporary directory and starts it on 127.0.0.1:<free port>. */
@@ -347,6 +349,7 @@ rm -rf "$2"`,
       removeAll();
     },
     log: () => logText,
+    pid: () => (child?.exitCode === null && child.signalCode === null ? child.pid : undefined),
   };
 };
 
