@@ -23,6 +23,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** A client that logs every attempt to `logger`. */
+const debugClient = (fetch: FetchLike, logger: PlantLogger) =>
+  createPlantClient({ baseUrl: 'https://p.example.com', token: TOKEN, fetch, logger, logLevel: 'debug' });
+
 describe('logger and logLevel', () => {
   it('logs one debug line per attempt, and each retry at info, never the token', async () => {
     vi.useFakeTimers();
@@ -32,13 +36,7 @@ describe('logger and logLevel', () => {
     ];
     const fetch = vi.fn<FetchLike>(async () => answers.shift() ?? json({}, 500));
     const { logger, lines } = recorder();
-    const client = createPlantClient({
-      baseUrl: 'https://p.example.com',
-      token: TOKEN,
-      fetch,
-      logger,
-      logLevel: 'debug',
-    });
+    const client = debugClient(fetch, logger);
     const pending = client.getPlant(7);
     await vi.runAllTimersAsync();
     await pending;
@@ -63,13 +61,7 @@ describe('logger and logLevel', () => {
       throw new TypeError('fetch failed');
     });
     const { logger, lines } = recorder();
-    const client = createPlantClient({
-      baseUrl: 'https://p.example.com',
-      token: TOKEN,
-      fetch,
-      logger,
-      logLevel: 'debug',
-    });
+    const client = debugClient(fetch, logger);
     await client.getPlant(7, { maxRetries: 0 }).catch(() => undefined);
     expect(lines).toHaveLength(1);
     expect(lines[0]?.[2]).toMatchObject({ attempt: 1, error: 'PlantConnectionError' });

@@ -16,6 +16,7 @@ import {
   packPackages,
   readManifest,
   run,
+  settleAll,
   startApi,
   typeErrors,
 } from './testing/consumer-project.ts';
@@ -197,11 +198,7 @@ describe('a zod 4 project installing the packed packages', () => {
         }),
       );
     })();
-    // Both settle before a failure is reported, so that afterAll stops an API that did start.
-    const failed = (await Promise.allSettled([consumersReady, apiStarted])).find(
-      (result) => result.status === 'rejected',
-    );
-    if (failed) throw failed.reason;
+    await settleAll([consumersReady, apiStarted]);
   }, 180_000);
 
   afterAll(async () => {

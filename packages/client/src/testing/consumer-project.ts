@@ -85,3 +85,12 @@ export const typeErrors = async (cwd: string, project: string): Promise<string> 
     (error: { stdout?: string; message: string }) => error.stdout || error.message,
   );
 };
+
+/**
+ * Waits for every step of a set-up, then throws the first failure: a step that did start something
+ * (an API process) is then known to afterAll, which stops it.
+ */
+export const settleAll = async (steps: Promise<unknown>[]): Promise<void> => {
+  const failed = (await Promise.allSettled(steps)).find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+};
