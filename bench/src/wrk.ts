@@ -1,5 +1,6 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { collectOutput } from '@org/plant-api/testing/child-output';
 
 const SCRIPT = fileURLToPath(new URL('./post-plants.lua', import.meta.url));
 
@@ -93,22 +94,16 @@ export const runWrk = ({
     // One descriptor per connection, and some to spare.
     const [program, ...programArgs] = [...fileLimitWrapper(connections + 1_000), 'wrk', ...args];
     const child = spawn(program as string, programArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
+    const output = collectOutput(child);
     child.once('error', reject);
     child.once('exit', (code) => {
-      const line = stdout
+      const line = output
+        .stdout()
         .trim()
         .split('\n')
         .findLast((text) => text.startsWith('{'));
       if (code !== 0 || line === undefined) {
-        reject(new Error(`wrk ${args.join(' ')} failed (exit ${code}):\n${stdout}${stderr}`));
+        reject(new Error(`wrk ${args.join(' ')} failed (exit ${code}):\n${output.stdout()}${output.stderr()}`));
         return;
       }
       resolve(JSON.parse(line) as WrkResult);

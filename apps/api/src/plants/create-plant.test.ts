@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { createPlantClient, PlantApiError, PlantClientError } from '@org/plant-client';
 import { INT64_MAX, INT64_MIN, NAME_MAX_LENGTH } from '@org/plant-contract';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
@@ -12,15 +12,10 @@ import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts'
 import { expectError } from '../testing/expect-error.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
+import { serverPerTest } from '../testing/server-per-test.ts';
+import { startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.cleanup();
-});
+const server = serverPerTest();
 
 const client = () => createPlantClient({ baseUrl: server.url, token: TEST_TOKEN, fetch });
 

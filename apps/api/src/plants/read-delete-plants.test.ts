@@ -1,17 +1,12 @@
 import { createPlantClient, PlantApiError, type PlantWithId } from '@org/plant-client';
 import { INT64_MAX, INT64_MIN, LIST_LIMIT_MAX } from '@org/plant-contract';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError } from '../testing/expect-error.ts';
 import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
+import { serverPerTest } from '../testing/server-per-test.ts';
+import { TEST_TOKEN } from '../testing/test-server.ts';
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.cleanup();
-});
+const server = serverPerTest();
 
 const client = () => createPlantClient({ baseUrl: server.url, token: TEST_TOKEN, fetch });
 
