@@ -1,45 +1,29 @@
 import { describe, expect, it, vi } from 'vitest';
-import {
-  AuthenticationError,
-  apiErrorFor,
-  BadRequestError,
-  ConflictError,
-  InternalServerError,
-  NotFoundError,
-  PayloadTooLargeError,
-  PermissionDeniedError,
-  PlantApiError,
-  PlantClientError,
-  PlantConnectionError,
-  PlantTimeoutError,
-  RateLimitError,
-  ServiceUnavailableError,
-  UnsupportedMediaTypeError,
-} from './errors.ts';
+import * as errors from './errors.ts';
 
 const headers = new Headers({ 'x-request-id': 'req-7' });
-const answer = (status: number) => apiErrorFor({ status, code: status, message: `status ${status}`, headers });
+const answer = (status: number) => errors.apiErrorFor({ status, code: status, message: `status ${status}`, headers });
 
 const statusClasses = [
-  [400, BadRequestError],
-  [401, AuthenticationError],
-  [403, PermissionDeniedError],
-  [404, NotFoundError],
-  [409, ConflictError],
-  [413, PayloadTooLargeError],
-  [415, UnsupportedMediaTypeError],
-  [429, RateLimitError],
-  [500, InternalServerError],
-  [502, InternalServerError],
-  [503, ServiceUnavailableError],
-  [504, InternalServerError],
+  [400, errors.BadRequestError],
+  [401, errors.AuthenticationError],
+  [403, errors.PermissionDeniedError],
+  [404, errors.NotFoundError],
+  [409, errors.ConflictError],
+  [413, errors.PayloadTooLargeError],
+  [415, errors.UnsupportedMediaTypeError],
+  [429, errors.RateLimitError],
+  [500, errors.InternalServerError],
+  [502, errors.InternalServerError],
+  [503, errors.ServiceUnavailableError],
+  [504, errors.InternalServerError],
 ] as const;
 
 const allClasses = [
-  PlantClientError,
-  PlantApiError,
-  PlantConnectionError,
-  PlantTimeoutError,
+  errors.PlantClientError,
+  errors.PlantApiError,
+  errors.PlantConnectionError,
+  errors.PlantTimeoutError,
   ...new Set(statusClasses.map(([, Class]) => Class)),
 ];
 
@@ -47,38 +31,38 @@ describe('apiErrorFor', () => {
   it.each(statusClasses)('answers %s with %o', (status, Class) => {
     const error = answer(status);
     expect(error).toBeInstanceOf(Class);
-    expect(error).toBeInstanceOf(PlantApiError);
+    expect(error).toBeInstanceOf(errors.PlantApiError);
     expect(error).toMatchObject({ name: Class.name, status, code: status, message: `status ${status}` });
     expect(error.requestId).toBe('req-7');
   });
 
   it.each([405, 408, 418, 431])('answers %s, which has no class of its own, with a plain PlantApiError', (status) => {
     const error = answer(status);
-    expect(error.constructor).toBe(PlantApiError);
+    expect(error.constructor).toBe(errors.PlantApiError);
     expect(error).toMatchObject({ name: 'PlantApiError', status });
   });
 
   it('makes a 503 an InternalServerError too', () => {
-    expect(InternalServerError.isInstance(answer(503))).toBe(true);
-    expect(ServiceUnavailableError.isInstance(answer(500))).toBe(false);
+    expect(errors.InternalServerError.isInstance(answer(503))).toBe(true);
+    expect(errors.ServiceUnavailableError.isInstance(answer(500))).toBe(false);
   });
 });
 
 describe('isInstance', () => {
   it.each(statusClasses)('recognises a %s error as its class and its ancestors only', (status, Class) => {
     const error = answer(status);
-    const ancestors = new Set<unknown>([Class, PlantApiError, PlantClientError]);
-    if (Class === ServiceUnavailableError) ancestors.add(InternalServerError);
+    const ancestors = new Set<unknown>([Class, errors.PlantApiError, errors.PlantClientError]);
+    if (Class === errors.ServiceUnavailableError) ancestors.add(errors.InternalServerError);
     for (const Other of allClasses) expect(Other.isInstance(error), Other.name).toBe(ancestors.has(Other));
   });
 
   it.each([
-    [new PlantConnectionError('x'), PlantConnectionError],
-    [new PlantTimeoutError('x'), PlantTimeoutError],
-    [new PlantClientError('x'), PlantClientError],
+    [new errors.PlantConnectionError('x'), errors.PlantConnectionError],
+    [new errors.PlantTimeoutError('x'), errors.PlantTimeoutError],
+    [new errors.PlantClientError('x'), errors.PlantClientError],
   ])('recognises %o as its class and PlantClientError only', (error, Class) => {
     for (const Other of allClasses) {
-      expect(Other.isInstance(error), Other.name).toBe(Other === Class || Other === PlantClientError);
+      expect(Other.isInstance(error), Other.name).toBe(Other === Class || Other === errors.PlantClientError);
     }
   });
 
@@ -95,12 +79,12 @@ describe('isInstance', () => {
     vi.resetModules();
     const copy = await import('./errors.ts');
     const error = copy.apiErrorFor({ status: 404, code: 404, message: 'x', headers });
-    expect(error).not.toBeInstanceOf(NotFoundError);
-    expect(NotFoundError.isInstance(error)).toBe(true);
-    expect(PlantApiError.isInstance(error)).toBe(true);
-    expect(PlantClientError.isInstance(error)).toBe(true);
-    expect(ConflictError.isInstance(error)).toBe(false);
-    expect(PlantTimeoutError.isInstance(error)).toBe(false);
+    expect(error).not.toBeInstanceOf(errors.NotFoundError);
+    expect(errors.NotFoundError.isInstance(error)).toBe(true);
+    expect(errors.PlantApiError.isInstance(error)).toBe(true);
+    expect(errors.PlantClientError.isInstance(error)).toBe(true);
+    expect(errors.ConflictError.isInstance(error)).toBe(false);
+    expect(errors.PlantTimeoutError.isInstance(error)).toBe(false);
   });
 
   it.each([
