@@ -8,6 +8,7 @@ import { contract } from '../contract.ts';
 import { parseExactJson, stringifyExactJson } from '../exact-json.ts';
 import { ListPlantsQuery } from '../parameters.ts';
 import { ApiError, NewPlant, Plant } from '../schemas.ts';
+import { CONTRACT_VERSION } from '../version.ts';
 import {
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
@@ -62,9 +63,9 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('is OpenAPI 3.1.0 at version 1.0.0, with bearer authentication for the whole API', () => {
+  it("is OpenAPI 3.1.0 at the contract package's version, with bearer authentication for the whole API", () => {
     expect(json.openapi).toBe('3.1.0');
-    expect(json.info.version).toBe('1.0.0');
+    expect(json.info.version).toBe(CONTRACT_VERSION);
     expect(json.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(json.security).toEqual([{ bearerAuth: [] }]);
   });

@@ -10,6 +10,7 @@ import type { ZodTypeAny } from 'zod';
 import { contract, type RouteMetadata } from '../contract.ts';
 import { exactJsonReplacer, restoreExactIntegers } from '../exact-json.ts';
 import { NewPlant } from '../schemas.ts';
+import { CONTRACT_VERSION } from '../version.ts';
 import { WEBHOOK_HEADERS } from '../webhooks.ts';
 import { COMPONENT_DOCS, componentSchemas, WIRE_FORMATS } from './components.ts';
 import { type JsonSchema, sameSchema, toJsonSchema } from './json-schema.ts';
@@ -66,7 +67,6 @@ export type OpenApiDocumentOptions = {
   servers?: OpenApiServer[];
 };
 
-const VERSION = '1.0.0';
 const SECURITY_SCHEME = 'bearerAuth';
 const JSON_MEDIA_TYPE = 'application/json';
 
@@ -258,7 +258,8 @@ export const createOpenApiDocument = ({
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     info: {
       title: 'Plant Store',
-      version: VERSION,
+      // The interface's version is the contract package's: a release that changes one changes the other.
+      version: CONTRACT_VERSION,
       summary: 'Stores plants, by a client-chosen int64 id.',
       description: DESCRIPTION,
       license: { name: 'MIT', identifier: 'MIT' },
