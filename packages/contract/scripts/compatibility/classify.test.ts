@@ -56,4 +56,12 @@ describe('classifyChanges, stricter than api-smart-diff where clients read', () 
     });
     expect(changes.map(({ kind }) => kind)).toContain('breaking');
   });
+
+  it('calls the change from UTF-16 code units to code points breaking: answers may now carry longer strings', () => {
+    const before = structuredClone(DOCUMENT);
+    delete before.info['x-length-unit'];
+    const [change] = classifyChanges(before, DOCUMENT);
+    expect(change).toMatchObject({ kind: 'breaking', pointer: '#/info/x-length-unit' });
+    expect(change?.description).toContain('UTF-16 code units, now code points');
+  });
 });

@@ -60,6 +60,8 @@ const pointerOf = (path: ReadonlyArray<string | number>): string =>
 const isSent = (path: ReadonlyArray<string | number>): boolean =>
   path[0] === 'webhooks' ? path.includes('requestBody') : path.includes('responses');
 
+const LENGTH_UNIT = ['info', 'x-length-unit'];
+
 /**
  * Our rules, where api-smart-diff is lenient: what a client reads must not go away or widen.
  * Undefined leaves the library's classification.
@@ -67,6 +69,8 @@ const isSent = (path: ReadonlyArray<string | number>): boolean =>
 const stricter = (path: ReadonlyArray<string | number>, diff: Diff): ChangeKind | undefined => {
   const last = path.at(-1);
   const parent = path.at(-2);
+  // Another count under the same maxLength: values the old count refused come back in answers.
+  if (path.join('/') === LENGTH_UNIT.join('/')) return 'breaking';
   // A documented status removed: clients that handle it meet an answer they do not expect.
   if (parent === 'responses' && path.length === 5 && diff.action === 'remove') return 'breaking';
   if (!isSent(path)) {
@@ -94,6 +98,14 @@ const KIND: Readonly<Record<Diff['type'], ChangeKind>> = {
 };
 
 const describe = (diff: Diff, path: ReadonlyArray<string | number>): string => {
+  if (path.join('/') === LENGTH_UNIT.join('/')) {
+    // Documents before x-length-unit were generated when the contract counted UTF-16 code units.
+    const unit = (value: unknown) => (typeof value === 'string' ? `${value}s` : 'UTF-16 code units');
+    return (
+      `[Replaced] what every maxLength counts: ${unit(diff.before)}, now ${unit(diff.after)}. Answers may carry ` +
+      'strings the old count refused, which clients that validate answers by it (@org/plant-client before 1.0.0) reject'
+    );
+  }
   if (diff.description) {
     return path[0] === 'webhooks'
       ? diff.description.replace('Response 200 content', 'the webhook body')

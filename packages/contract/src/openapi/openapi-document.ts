@@ -48,7 +48,15 @@ export type OpenApiServer = { url: string; description?: string };
 export type OpenApiDocument = {
   openapi: '3.1.0';
   jsonSchemaDialect: string;
-  info: { title: string; version: string; summary: string; description: string; license: Record<string, string> };
+  info: {
+    title: string;
+    version: string;
+    summary: string;
+    description: string;
+    license: Record<string, string>;
+    /** What `maxLength` counts: JSON Schema's code points, said outright (see LENGTH_UNIT). */
+    'x-length-unit': typeof LENGTH_UNIT;
+  };
   servers: OpenApiServer[];
   security: Array<Record<string, string[]>>;
   tags: Array<{ name: string; description?: string }>;
@@ -68,6 +76,12 @@ export type OpenApiDocumentOptions = {
 };
 
 const SECURITY_SCHEME = 'bearerAuth';
+/**
+ * Every `maxLength` counts Unicode code points, as JSON Schema defines it. Said outright because
+ * readers (and clients) often count UTF-16 code units, as this contract did before 1.0.0: documents
+ * without it were generated then, which is how `pnpm api:check` tells the change of count.
+ */
+const LENGTH_UNIT = 'code point';
 const JSON_MEDIA_TYPE = 'application/json';
 
 const DESCRIPTION = `A plant store: clients add plants with a client-chosen id, read, list and delete them.
@@ -76,7 +90,9 @@ const DESCRIPTION = `A plant store: clients add plants with a client-chosen id, 
 
 **Errors.** Every failure is \`application/json\` with the \`Error\` body \`{ "error": <HTTP status>, "message": "<sentence naming the field or cause>" }\`, whatever its cause: validation, authentication, an unknown path (404), an unsupported method (405), an unavailable store (503) or an unexpected fault (500).
 
-**Ids** are int64, kept exactly: integers beyond ±(2^53 − 1) must be written as plain JSON integers and are never rounded.`;
+**Ids** are int64, kept exactly: integers beyond ±(2^53 − 1) must be written as plain JSON integers and are never rounded.
+
+**Lengths** (\`maxLength\`) count characters as JSON Schema does, in Unicode code points (\`x-length-unit\`): an emoji is one character, though it is two UTF-16 code units.`;
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   plants: 'The plants in the store',
@@ -263,6 +279,7 @@ export const createOpenApiDocument = ({
       summary: 'Stores plants, by a client-chosen int64 id.',
       description: DESCRIPTION,
       license: { name: 'MIT', identifier: 'MIT' },
+      'x-length-unit': LENGTH_UNIT,
     },
     servers,
     security: [{ [SECURITY_SCHEME]: [] }],
