@@ -33,6 +33,10 @@ export type ReleasedClient = {
 };
 
 export const installReleasedClient = (): ReleasedClient => {
+  // A shallow clone would name its one commit, and the test would run today's client as the old one.
+  if (run('git', ['rev-parse', '--is-shallow-repository'], REPO).trim() === 'true') {
+    throw new Error('The old-client test needs the git history: run git fetch --unshallow.');
+  }
   const commit = run('git', ['log', '-1', '--format=%H', '--', BASELINE], REPO).trim();
   if (commit === '') throw new Error(`No commit records ${BASELINE}: nothing to compare with.`);
   const work = mkdtempSync(join(tmpdir(), 'plant-released-client-'));
