@@ -1,9 +1,10 @@
 /**
  * Rehearses a release without touching this working tree or the registry. On a snapshot of the
- * working tree in a temporary directory it runs `changeset version` (with every pending changeset
- * plus one patch changeset for the client alone), checks that the published packages moved to one
- * new version together, that each has a CHANGELOG.md naming its changes and that private packages
- * did not move, then runs `pnpm publish -r --dry-run` and checks that exactly the published
+ * working tree in a temporary directory it runs what `pnpm version-packages` runs (with every
+ * pending changeset plus one patch changeset for the client alone), checks that the published
+ * packages moved to one new version together, that each has a CHANGELOG.md naming its changes,
+ * that private packages did not move and that the OpenAPI document, at the new version, is recorded
+ * as the released one, then runs `pnpm publish -r --dry-run` and checks that exactly the published
  * packages would go out, the client depending on the contract's new version.
  *
  * Needs the packages built (`pnpm release:dry-run` builds first). KEEP_RELEASE_SNAPSHOT=1 keeps
@@ -17,6 +18,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -88,10 +90,27 @@ const changelogOf = (dir: string) => {
 };
 const initial = new Map([...publishedDirs, ...privateDirs].map((dir) => [dir, versionOf(dir)]));
 
-/** `changeset version`, then: one new version for the published packages, private ones unmoved. */
+// What the contract's document scripts import.
+for (const name of ['zod', '@ts-rest/core']) {
+  link(
+    realpathSync(join(root, 'packages/contract/node_modules', name)),
+    join(snapshot, 'packages/contract/node_modules', name),
+  );
+}
+const contractScript = (name: string) =>
+  run(process.execPath, [join('scripts', name)], join(snapshot, 'packages/contract'));
+const documentOf = (path: string) => readFileSync(join(snapshot, 'packages/contract', path), 'utf8');
+
+/**
+ * `pnpm version-packages` (`changeset version`, the document with its new version, recorded as the
+ * released one), then: one new version for the published packages, private ones unmoved, and the
+ * document of that version recorded as the baseline of `pnpm api:check`.
+ */
 const versionPackages = (stage: string): string => {
   const before = new Map(publishedDirs.map((dir) => [dir, versionOf(dir)]));
   run(process.execPath, [join(changesetsCli, 'bin.js'), 'version'], snapshot);
+  contractScript('write-openapi.ts');
+  contractScript('record-released-openapi.ts');
   const versions = new Set(publishedDirs.map(versionOf));
   const [version = ''] = versions;
   check(versions.size === 1, `${stage}: published packages on different versions: ${[...versions].join(', ')}`);
@@ -104,6 +123,12 @@ const versionPackages = (stage: string): string => {
     check(!existsSync(join(snapshot, dir, 'CHANGELOG.md')), `${stage}: private ${dir} got a CHANGELOG.md`);
   }
   check(changesetCount() === 0, `${stage}: changesets were left in .changeset/`);
+  const documentVersion = (JSON.parse(documentOf('openapi.json')) as { info: { version: string } }).info.version;
+  check(documentVersion === version, `${stage}: openapi.json has info.version ${documentVersion}, not ${version}`);
+  check(
+    documentOf('released/openapi.json') === documentOf('openapi.json'),
+    `${stage}: released/openapi.json is not the document of ${version}`,
+  );
   return version;
 };
 
