@@ -56,6 +56,8 @@ export const responseChecker = (document: OpenApiDocumentJson): ResponseChecker 
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63 });
+  ajv.addFormat('uri', { type: 'string', validate: (text: string) => URL.canParse(text) });
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => !Number.isNaN(Date.parse(text)) });
   // The schemas live inside the document; these two keys only carry them, so `$ref`s resolve as written.
   ajv.addKeyword({ keyword: 'components' });
   ajv.addKeyword({ keyword: 'paths' });
