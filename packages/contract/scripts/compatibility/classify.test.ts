@@ -64,4 +64,23 @@ describe('classifyChanges, stricter than api-smart-diff where clients read', () 
     expect(change).toMatchObject({ kind: 'breaking', pointer: '#/info/x-length-unit' });
     expect(change?.description).toContain('UTF-16 code units, now code points');
   });
+
+  it('calls descriptions, examples and tags documentation only, even where api-smart-diff cannot classify them', () => {
+    const changes = changed((document) => {
+      document.tags[0].description = 'Plants';
+      document.components.schemas.Plant.examples = [{ name: 'Fern' }];
+      document.paths['/plants'].post.responses['200'].content['application/json'].example = { name: 'Fern' };
+      document.webhooks.newPlant.post.summary = 'A plant was stored';
+    });
+    expect(changes.length).toBeGreaterThan(0);
+    expect(changes.filter(({ kind }) => kind !== 'documentation')).toStrictEqual([]);
+  });
+
+  it('tells a field called description from the keyword: removing it from an answer is breaking', () => {
+    const changes = changed((document) => {
+      delete document.components.schemas.WebhookEndpoint.properties.description;
+    });
+    expect(changes.map(({ kind }) => kind)).toContain('breaking');
+    expect(changes.filter(({ kind }) => kind === 'documentation')).toStrictEqual([]);
+  });
 });

@@ -88,6 +88,16 @@ const stricter = (path: ReadonlyArray<string | number>, diff: Diff): ChangeKind 
   return undefined;
 };
 
+/** A keyword at `index`, not a property of that name (a field called `description` is data). */
+const isKeyword = (path: ReadonlyArray<string | number>, index: number, keywords: readonly string[]): boolean =>
+  keywords.includes(String(path[index])) && path[index - 1] !== 'properties';
+
+/** Words for people: descriptions, summaries, examples and the list of tags change no request or answer. */
+const isDocumentation = (path: ReadonlyArray<string | number>): boolean =>
+  path[0] === 'tags' ||
+  path.some((_, index) => isKeyword(path, index, ['example', 'examples'])) ||
+  isKeyword(path, path.length - 1, ['description', 'summary', 'title']);
+
 const KIND: Readonly<Record<Diff['type'], ChangeKind>> = {
   breaking: 'breaking',
   'non-breaking': 'compatible',
@@ -129,7 +139,7 @@ export const classifyChanges = (released: object, current: object): Change[] => 
     .map((diff) => {
       const path = realPath(diff.path);
       return {
-        kind: stricter(path, diff) ?? KIND[diff.type],
+        kind: isDocumentation(path) ? 'documentation' : (stricter(path, diff) ?? KIND[diff.type]),
         pointer: pointerOf(path),
         description: describe(diff, path),
       };
