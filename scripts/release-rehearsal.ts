@@ -24,6 +24,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -171,11 +172,29 @@ try {
   };
   const initial = new Map([...publishedDirs, ...privateDirs].map((dir) => [dir, versionOf(dir)]));
   await run(process.execPath, [join(changesetsCli, 'bin.js'), 'version', '--snapshot', 'rehearsal'], snapshot);
+  // What `pnpm version-packages` runs next: the OpenAPI document at the new version, recorded as the
+  // released one (the baseline of `pnpm api:check`). Its scripts import zod and @ts-rest/core.
+  for (const name of ['zod', '@ts-rest/core']) {
+    link(
+      realpathSync(join(root, 'packages/contract/node_modules', name)),
+      join(snapshot, 'packages/contract/node_modules', name),
+    );
+  }
+  for (const script of ['write-openapi.ts', 'record-released-openapi.ts']) {
+    await run(process.execPath, [join('scripts', script)], join(snapshot, 'packages/contract'));
+  }
+  const documentOf = (path: string) => readFileSync(join(snapshot, 'packages/contract', path), 'utf8');
 
   const versions = new Set(publishedDirs.map(versionOf));
   const [version = ''] = versions;
   check(versions.size === 1, `published packages on different versions: ${[...versions].join(', ')}`);
   check(/-rehearsal-/.test(version), `the snapshot version ${version} does not name the rehearsal`);
+  const documentVersion = (JSON.parse(documentOf('openapi.json')) as { info: { version: string } }).info.version;
+  check(documentVersion === version, `openapi.json has info.version ${documentVersion}, not ${version}`);
+  check(
+    documentOf('released/openapi.json') === documentOf('openapi.json'),
+    `released/openapi.json is not the document of ${version}`,
+  );
   for (const dir of publishedDirs) {
     check(versionOf(dir) !== initial.get(dir), `${dir} was not bumped from ${initial.get(dir)}`);
     check(changelogOf(dir).includes(`## ${version}\n`), `${dir}/CHANGELOG.md has no "## ${version}" section`);

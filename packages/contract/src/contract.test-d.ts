@@ -25,7 +25,9 @@ void [withTag, bigId, noName, stringId, nullTag];
 
 // The statuses the server may answer, and the body of each.
 type Responses = ServerInferResponses<CreatePlant>;
-expectTypeOf<Responses['status']>().toEqualTypeOf<200 | 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503>();
+expectTypeOf<Responses['status']>().toEqualTypeOf<
+  200 | 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 429 | 431 | 500 | 503
+>();
 expectTypeOf<Extract<Responses, { status: 200 }>['body']>().toEqualTypeOf<Plant>();
 expectTypeOf<Extract<Responses, { status: Exclude<Responses['status'], 200> }>['body']>().toEqualTypeOf<ApiError>();
 expectTypeOf<ClientInferResponseBody<CreatePlant, 200>>().toEqualTypeOf<Plant>();

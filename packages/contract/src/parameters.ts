@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { maxCharacters } from './characters.ts';
 import { INT64_MAX, INT64_MIN, isInt64 } from './int64.ts';
 import { TAG_MAX_LENGTH } from './schemas.ts';
 
@@ -31,10 +32,7 @@ export const ListPlantsQuery = z.object({
     `Maximum number of plants to return (int32, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT})`,
   ),
   after: Int64Text.optional().describe('Return only plants with a greater id: the cursor of the next page'),
-  tag: z
-    .string(once)
-    .min(1, 'must not be empty')
-    .max(TAG_MAX_LENGTH, `must be at most ${TAG_MAX_LENGTH} characters`)
+  tag: maxCharacters(z.string(once).min(1, 'must not be empty'), TAG_MAX_LENGTH)
     .optional()
     .describe('Return only plants with exactly this tag'),
 });

@@ -22,6 +22,11 @@ describe('NewPlant', () => {
       'with a name and tag at their maximum lengths',
       { id: 1, name: 'n'.repeat(NAME_MAX_LENGTH), tag: 't'.repeat(TAG_MAX_LENGTH) },
     ],
+    // Characters are code points, as maxLength counts them: an emoji is one, not two UTF-16 units.
+    [
+      'with a name and tag of astral characters at their maximum lengths',
+      { id: 1, name: '🌵'.repeat(NAME_MAX_LENGTH), tag: '🌿'.repeat(TAG_MAX_LENGTH) },
+    ],
   ])('accepts a body %s, unchanged', (_, body) => {
     expect(NewPlant.parse(body)).toStrictEqual(body);
   });
@@ -42,6 +47,18 @@ describe('NewPlant', () => {
     [
       'tag is too long',
       { id: 1, name: 'Fern', tag: 't'.repeat(TAG_MAX_LENGTH + 1) },
+      'tag',
+      'must be at most 100 characters',
+    ],
+    [
+      'name is one astral character too long',
+      { id: 1, name: '🌵'.repeat(NAME_MAX_LENGTH + 1) },
+      'name',
+      'must be at most 200 characters',
+    ],
+    [
+      'tag is one astral character too long',
+      { id: 1, name: 'Fern', tag: `${'🌿'.repeat(TAG_MAX_LENGTH - 1)}ab` },
       'tag',
       'must be at most 100 characters',
     ],
@@ -142,10 +159,12 @@ describe('contract.createPlant', () => {
       '401',
       '403',
       '404',
+      '408',
       '409',
       '413',
       '415',
       '429',
+      '431',
       '500',
       '503',
     ]);

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { maxCharacters } from './characters.ts';
 import { Int64 } from './int64.ts';
 
-/** Longest accepted `name` and `tag`, in UTF-16 code units (JavaScript string length). */
+/** Longest accepted `name` and `tag`, in characters (Unicode code points, as JSON Schema counts them). */
 export const NAME_MAX_LENGTH = 200;
 export const TAG_MAX_LENGTH = 100;
 
@@ -13,10 +14,10 @@ const WELL_FORMED = /^\P{Cs}*$/u;
 // Regex checks rather than refinements: a zod 3 refinement costs twenty times a regex check, and
 // both rules end up in the OpenAPI document as patterns.
 const text = (description: string, max: number) =>
-  z
-    .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
-    .min(1, `must not be empty`)
-    .max(max, `must be at most ${max} characters`)
+  maxCharacters(
+    z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }).min(1, `must not be empty`),
+    max,
+  )
     // A lone surrogate cannot be stored as UTF-8: it would come back as U+FFFD, a different name.
     .regex(WELL_FORMED, 'must be valid Unicode text (no lone surrogates)')
     // Control characters (NUL, newlines, escape codes…) have no place in a name and break logs and terminals.

@@ -8,7 +8,9 @@ expectTypeOf<ClientInferRequest<typeof contract.createWebhook>['body']>().toEqua
 
 // The secret is in the 201 only; reading answers endpoints without it.
 type Created = ServerInferResponses<typeof contract.createWebhook>;
-expectTypeOf<Created['status']>().toEqualTypeOf<201 | 400 | 401 | 403 | 409 | 413 | 415 | 429 | 500 | 503>();
+expectTypeOf<Created['status']>().toEqualTypeOf<
+  201 | 400 | 401 | 403 | 408 | 409 | 413 | 415 | 429 | 431 | 500 | 503
+>();
 expectTypeOf<Extract<Created, { status: 201 }>['body']>().toEqualTypeOf<CreatedWebhookEndpoint>();
 expectTypeOf<CreatedWebhookEndpoint['secret']>().toEqualTypeOf<string>();
 expectTypeOf<WebhookEndpoint>().not.toHaveProperty('secret');

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { maxCharacters } from './characters.ts';
 import { Int64 } from './int64.ts';
 
-/** Longest accepted webhook URL and description. */
+/** Longest accepted webhook URL and description, in characters (Unicode code points). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
 /** Most endpoints registered at once: each is a row written with every plant created. */
@@ -27,18 +28,17 @@ const rfc3339 = (description: string) =>
 const objectMessages = { invalid_type_error: 'must be a JSON object', required_error: 'is required' };
 
 const endpointShape = {
-  url: z
-    .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
-    .max(WEBHOOK_URL_MAX_LENGTH, `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters`)
+  url: maxCharacters(
+    z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
+    WEBHOOK_URL_MAX_LENGTH,
+  )
     // URL parsing would drop them silently; a URL that carries any is refused instead.
     .regex(NO_CONTROL_CHARACTERS_OR_WHITESPACE, 'must not contain whitespace or control characters')
     .url('must be an absolute URL')
     .describe(
       'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL',
     ),
-  description: z
-    .string({ invalid_type_error: 'must be a string' })
-    .max(WEBHOOK_DESCRIPTION_MAX_LENGTH, `must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters`)
+  description: maxCharacters(z.string({ invalid_type_error: 'must be a string' }), WEBHOOK_DESCRIPTION_MAX_LENGTH)
     .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
     .optional()
     .describe('A note for people: what receives these plants'),
@@ -149,20 +149,18 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 
 const once = { invalid_type_error: 'must be given once' };
 
+const IDENTIFIER_MAX_LENGTH = 100;
+
 export const WebhookIdParams = z.object({
-  id: z
-    .string(once)
-    .min(1, 'must not be empty')
-    .max(100, 'must be at most 100 characters')
-    .describe('Identifier of the endpoint'),
+  id: maxCharacters(z.string(once).min(1, 'must not be empty'), IDENTIFIER_MAX_LENGTH).describe(
+    'Identifier of the endpoint',
+  ),
 });
 
 export const WebhookDeliveryParams = WebhookIdParams.extend({
-  deliveryId: z
-    .string(once)
-    .min(1, 'must not be empty')
-    .max(100, 'must be at most 100 characters')
-    .describe('Identifier of the delivery: its webhook-id'),
+  deliveryId: maxCharacters(z.string(once).min(1, 'must not be empty'), IDENTIFIER_MAX_LENGTH).describe(
+    'Identifier of the delivery: its webhook-id',
+  ),
 });
 
 const DeliveriesLimit = z

@@ -4,7 +4,9 @@ import { parseExactJson } from '@org/plant-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
-const committed = readFileSync(createRequire(import.meta.url).resolve('@org/plant-contract/openapi.json'), 'utf8');
+const contractFile = createRequire(import.meta.url).resolve;
+const committed = readFileSync(contractFile('@org/plant-contract/openapi.json'), 'utf8');
+const { version } = JSON.parse(readFileSync(contractFile('@org/plant-contract/package.json'), 'utf8'));
 
 let server: TestServer;
 beforeAll(async () => {
@@ -17,13 +19,13 @@ afterAll(async () => {
 const get = (path: string, init?: RequestInit) => fetch(`${server.url}${path}`, { redirect: 'manual', ...init });
 
 describe('GET /openapi.json', () => {
-  it('answers the committed OpenAPI document without authentication', async () => {
+  it("answers the committed OpenAPI document, at the contract package's version, without authentication", async () => {
     const response = await get('/openapi.json');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const text = await response.text();
     expect(text).toBe(committed);
-    expect(parseExactJson(text)).toMatchObject({ openapi: '3.1.0', info: { version: '1.0.0' } });
+    expect(parseExactJson(text)).toMatchObject({ openapi: '3.1.0', info: { version } });
   });
 });
 

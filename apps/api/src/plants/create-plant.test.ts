@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { createPlantClient, PlantApiError, PlantClientError } from '@org/plant-client';
-import { INT64_MAX, INT64_MIN, NAME_MAX_LENGTH } from '@org/plant-contract';
+import { INT64_MAX, INT64_MIN, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
@@ -154,6 +154,14 @@ describe('POST /plants with a valid body', () => {
     expect(await server.store.get(9n)).toStrictEqual({ id: 9n, name });
   });
 
+  it('counts characters as the document does (code points): a name and tag of astral characters at their limits', async () => {
+    // 🌵 is one character and two UTF-16 code units: 400 units here, within the 200 characters.
+    const plant = { id: 13, name: '🌵'.repeat(NAME_MAX_LENGTH), tag: '🌿'.repeat(TAG_MAX_LENGTH) };
+    await expect(client().createPlant(plant)).resolves.toStrictEqual({ name: plant.name, tag: plant.tag });
+    expect(await server.store.get(13n)).toStrictEqual({ ...plant, id: 13n });
+    await expect(client().getPlant(13)).resolves.toStrictEqual(plant);
+  });
+
   it('accepts application/json with charset=utf-8 and +json media types', async () => {
     const cases = [
       ['application/json; charset=utf-8', 10n],
@@ -251,6 +259,16 @@ describe('POST /plants with invalid fields', () => {
       'a name longer than NAME_MAX_LENGTH',
       JSON.stringify({ id: 20, name: 'n'.repeat(NAME_MAX_LENGTH + 1) }),
       new RegExp(`\\bname must be at most ${NAME_MAX_LENGTH} characters\\b`),
+    ],
+    [
+      'a name one astral character longer than NAME_MAX_LENGTH',
+      JSON.stringify({ id: 20, name: '🌵'.repeat(NAME_MAX_LENGTH + 1) }),
+      new RegExp(`\\bname must be at most ${NAME_MAX_LENGTH} characters\\b`),
+    ],
+    [
+      'a tag one astral character longer than TAG_MAX_LENGTH',
+      JSON.stringify({ id: 20, name: 'Tagged', tag: '🌿'.repeat(TAG_MAX_LENGTH + 1) }),
+      new RegExp(`\\btag must be at most ${TAG_MAX_LENGTH} characters\\b`),
     ],
     ['a null tag', '{"id":20,"name":"Tagged","tag":null}', /\btag must be a string\b/],
     ['a number tag', '{"id":20,"name":"Tagged","tag":7}', /\btag must be a string\b/],

@@ -4,7 +4,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { afterEach } from 'vitest';
 
 /**
- * Checks HTTP responses against the committed OpenAPI document (packages/contract/openapi.json)
+ * Checks HTTP responses against an OpenAPI document (by default the committed
+ * packages/contract/openapi.json; `responseChecker` takes any, such as the one the service serves)
  * with Ajv over the document's own JSON Schemas — not the zod schemas it was generated from, so
  * a generator bug or a server that drifts from the document is caught.
  */
@@ -13,30 +14,11 @@ type Json = { [key: string]: unknown };
 type HeaderSpec = { required?: boolean; schema?: Json; $ref?: string };
 type ResponseSpec = { $ref?: string; description?: string; headers?: Record<string, HeaderSpec>; content?: Json };
 type Operation = { responses: Record<string, ResponseSpec> };
-type Document = { paths: Record<string, Record<string, Operation>>; components: Json };
+/** The parts of an OpenAPI document the checks read. */
+export type OpenApiDocumentJson = { paths: Record<string, Record<string, Operation>>; components: Json };
 
 const DOCUMENT_FILE = createRequire(import.meta.url).resolve('@org/plant-contract/openapi.json');
 const DOCUMENT_ID = 'urn:plant-store:openapi';
-// Plain JSON.parse: integers beyond 2^53 round, but stay integers, which is what the schemas check.
-const document = JSON.parse(readFileSync(DOCUMENT_FILE, 'utf8')) as Document;
-
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
-ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63 });
-// The schemas live inside the document; these two keys only carry them, so `$ref`s resolve as written.
-ajv.addKeyword({ keyword: 'components' });
-ajv.addKeyword({ keyword: 'paths' });
-ajv.addSchema({ $id: DOCUMENT_ID, components: document.components, paths: document.paths });
-
-const validators = new Map<string, ValidateFunction>();
-const validatorAt = (pointer: string): ValidateFunction => {
-  let validate = validators.get(pointer);
-  if (!validate) {
-    validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
-    validators.set(pointer, validate);
-  }
-  return validate;
-};
 
 const escapePart = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
 const pointer = (...parts: string[]) => parts.map((part) => `/${escapePart(part)}`).join('');
@@ -45,27 +27,6 @@ const unescapePart = (part: string) => part.replaceAll('~1', '/').replaceAll('~0
 
 /** The JSON pointer of a local `$ref` (`#/components/headers/X-Request-Id`). */
 const refPointer = (ref: string) => ref.replace(/^#/, '');
-
-/** The object a local `$ref` names, or the value itself when it is no reference. */
-const resolve = <T>(value: T & { $ref?: string }): T => {
-  if (value.$ref === undefined) return value;
-  const parts = refPointer(value.$ref).split('/').slice(1).map(unescapePart);
-  return parts.reduce<unknown>((node, part) => (node as Json)[part], document) as T;
-};
-
-const templates = Object.keys(document.paths)
-  .map((template) => {
-    const segments = template
-      .split('/')
-      .map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&')));
-    return { template, params: (template.match(/\{/g) ?? []).length, pattern: new RegExp(`^${segments.join('/')}$`) };
-  })
-  // A literal path wins over a template that also matches it.
-  .sort((a, b) => a.params - b.params);
-
-/** The document's path template for a request path (`/plants/7` → `/plants/{id}`), if any. */
-export const pathTemplateOf = (path: string): string | undefined =>
-  templates.find(({ pattern }) => pattern.test(path))?.template;
 
 export type ResponseToCheck = {
   method: string;
@@ -80,73 +41,133 @@ export type ResponseToCheck = {
 const mediaTypeOf = (contentType: string | null) => (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
 
-const checkJson = (schemaPointer: string, body: string, where: string): string[] => {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return [`${where}: the body is not JSON: ${JSON.stringify(body.slice(0, 200))}`];
-  }
-  const validate = validatorAt(schemaPointer);
-  if (validate(value)) return [];
-  return (validate.errors ?? []).map((error) => `${where}: body${error.instancePath} ${error.message}`);
+export type ResponseChecker = {
+  /** The document's path template for a request path (`/plants/7` → `/plants/{id}`), if any. */
+  pathTemplateOf(path: string): string | undefined;
+  /** Every way the response departs from the document; empty when it conforms. */
+  responseProblems(response: ResponseToCheck): string[];
 };
 
-/** Every way the response departs from the document; empty when it conforms. */
-export const responseProblems = ({ method, pathTemplate, status, contentType, body, headers }: ResponseToCheck) => {
-  const verb = method.toUpperCase();
-  const where = `${verb} ${pathTemplate ?? '(path not in the document)'} → ${status}`;
-  const operations = pathTemplate === undefined ? undefined : document.paths[pathTemplate];
-  const operation = operations?.[verb.toLowerCase()] ?? (verb === 'HEAD' ? operations?.get : undefined);
+/**
+ * Checks of responses against `document`, read with plain JSON.parse: integers beyond 2^53 round,
+ * but stay integers, which is what the schemas check.
+ */
+export const responseChecker = (document: OpenApiDocumentJson): ResponseChecker => {
+  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63 });
+  ajv.addFormat('uri', { type: 'string', validate: (text: string) => URL.canParse(text) });
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => !Number.isNaN(Date.parse(text)) });
+  // The schemas live inside the document; these two keys only carry them, so `$ref`s resolve as written.
+  ajv.addKeyword({ keyword: 'components' });
+  ajv.addKeyword({ keyword: 'paths' });
+  ajv.addSchema({ $id: DOCUMENT_ID, components: document.components, paths: document.paths });
 
-  if (!operation) {
-    // Outside the document only failures are answered, with the Error body; OPTIONS is HTTP's own.
-    if (verb === 'OPTIONS' && status === 204 && body === '' && operations) return [];
-    if (status < 400) return [`${where}: a success for an operation the document does not have`];
-    if (!isJson(mediaTypeOf(contentType))) return [`${where}: Content-Type ${contentType} is not JSON`];
-    return checkJson(pointer('components', 'schemas', 'Error'), body, where);
-  }
-
-  const operationKey = operations?.[verb.toLowerCase()] ? verb.toLowerCase() : 'get';
-  const statusKey = operation.responses[String(status)] ? String(status) : 'default';
-  const declared = operation.responses[statusKey];
-  if (!declared) return [`${where}: status ${status} is not declared in the document`];
-  const responsePointer = declared.$ref
-    ? refPointer(declared.$ref)
-    : pointer('paths', pathTemplate ?? '', operationKey, 'responses', statusKey);
-  const response = resolve(declared);
-  const problems: string[] = [];
-
-  for (const [name, spec] of Object.entries(response.headers ?? {})) {
-    const header = resolve(spec);
-    const value = headers?.get(name) ?? null;
-    if (value === null) {
-      if (header.required && headers) problems.push(`${where}: the required header ${name} is missing`);
-      continue;
+  const validators = new Map<string, ValidateFunction>();
+  const validatorAt = (pointer: string): ValidateFunction => {
+    let validate = validators.get(pointer);
+    if (!validate) {
+      validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
+      validators.set(pointer, validate);
     }
-    const headerPointer = spec.$ref ? refPointer(spec.$ref) : `${responsePointer}${pointer('headers', name)}`;
-    if (header.schema && !validatorAt(`${headerPointer}/schema`)(value)) {
-      problems.push(`${where}: header ${name}: ${JSON.stringify(value)} does not match its schema`);
-    }
-  }
+    return validate;
+  };
 
-  if (verb === 'HEAD') return problems;
-  const content = response.content ?? {};
-  const mediaTypes = Object.keys(content);
-  if (mediaTypes.length === 0) {
-    if (body !== '')
-      problems.push(`${where}: the document declares no body, got ${JSON.stringify(body.slice(0, 200))}`);
-    return problems;
-  }
-  const mediaType = mediaTypeOf(contentType);
-  const declaredType = mediaTypes.find((candidate) => candidate.toLowerCase() === mediaType);
-  if (!declaredType) {
-    return [...problems, `${where}: Content-Type ${contentType} is not one of ${mediaTypes.join(', ')}`];
-  }
-  if (!isJson(mediaType)) return problems;
-  const schemaPointer = `${responsePointer}${pointer('content', declaredType, 'schema')}`;
-  return [...problems, ...checkJson(schemaPointer, body, where)];
+  /** The object a local `$ref` names, or the value itself when it is no reference. */
+  const resolve = <T>(value: T & { $ref?: string }): T => {
+    if (value.$ref === undefined) return value;
+    const parts = refPointer(value.$ref).split('/').slice(1).map(unescapePart);
+    return parts.reduce<unknown>((node, part) => (node as Json)[part], document) as T;
+  };
+
+  const templates = Object.keys(document.paths)
+    .map((template) => {
+      const segments = template
+        .split('/')
+        .map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&')));
+      return { template, params: (template.match(/\{/g) ?? []).length, pattern: new RegExp(`^${segments.join('/')}$`) };
+    })
+    // A literal path wins over a template that also matches it.
+    .sort((a, b) => a.params - b.params);
+
+  const pathTemplateOf = (path: string): string | undefined =>
+    templates.find(({ pattern }) => pattern.test(path))?.template;
+
+  const checkJson = (schemaPointer: string, body: string, where: string): string[] => {
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return [`${where}: the body is not JSON: ${JSON.stringify(body.slice(0, 200))}`];
+    }
+    const validate = validatorAt(schemaPointer);
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((error) => `${where}: body${error.instancePath} ${error.message}`);
+  };
+
+  const responseProblems = ({ method, pathTemplate, status, contentType, body, headers }: ResponseToCheck) => {
+    const verb = method.toUpperCase();
+    const where = `${verb} ${pathTemplate ?? '(path not in the document)'} → ${status}`;
+    const operations = pathTemplate === undefined ? undefined : document.paths[pathTemplate];
+    const operation = operations?.[verb.toLowerCase()] ?? (verb === 'HEAD' ? operations?.get : undefined);
+
+    if (!operation) {
+      // Outside the document only failures are answered, with the Error body; OPTIONS is HTTP's own.
+      if (verb === 'OPTIONS' && status === 204 && body === '' && operations) return [];
+      if (status < 400) return [`${where}: a success for an operation the document does not have`];
+      if (!isJson(mediaTypeOf(contentType))) return [`${where}: Content-Type ${contentType} is not JSON`];
+      return checkJson(pointer('components', 'schemas', 'Error'), body, where);
+    }
+
+    const operationKey = operations?.[verb.toLowerCase()] ? verb.toLowerCase() : 'get';
+    const statusKey = operation.responses[String(status)] ? String(status) : 'default';
+    const declared = operation.responses[statusKey];
+    if (!declared) return [`${where}: status ${status} is not declared in the document`];
+    const responsePointer = declared.$ref
+      ? refPointer(declared.$ref)
+      : pointer('paths', pathTemplate ?? '', operationKey, 'responses', statusKey);
+    const response = resolve(declared);
+    const problems: string[] = [];
+
+    for (const [name, spec] of Object.entries(response.headers ?? {})) {
+      const header = resolve(spec);
+      const value = headers?.get(name) ?? null;
+      if (value === null) {
+        if (header.required && headers) problems.push(`${where}: the required header ${name} is missing`);
+        continue;
+      }
+      const headerPointer = spec.$ref ? refPointer(spec.$ref) : `${responsePointer}${pointer('headers', name)}`;
+      if (header.schema && !validatorAt(`${headerPointer}/schema`)(value)) {
+        problems.push(`${where}: header ${name}: ${JSON.stringify(value)} does not match its schema`);
+      }
+    }
+
+    if (verb === 'HEAD') return problems;
+    const content = response.content ?? {};
+    const mediaTypes = Object.keys(content);
+    if (mediaTypes.length === 0) {
+      if (body !== '')
+        problems.push(`${where}: the document declares no body, got ${JSON.stringify(body.slice(0, 200))}`);
+      return problems;
+    }
+    const mediaType = mediaTypeOf(contentType);
+    const declaredType = mediaTypes.find((candidate) => candidate.toLowerCase() === mediaType);
+    if (!declaredType) {
+      return [...problems, `${where}: Content-Type ${contentType} is not one of ${mediaTypes.join(', ')}`];
+    }
+    if (!isJson(mediaType)) return problems;
+    const schemaPointer = `${responsePointer}${pointer('content', declaredType, 'schema')}`;
+    return [...problems, ...checkJson(schemaPointer, body, where)];
+  };
+
+  return { pathTemplateOf, responseProblems };
 };
+
+const committed = responseChecker(JSON.parse(readFileSync(DOCUMENT_FILE, 'utf8')) as OpenApiDocumentJson);
+/** `pathTemplateOf` of the committed document. */
+export const pathTemplateOf = committed.pathTemplateOf;
+/** `responseProblems` of the committed document. */
+export const responseProblems = committed.responseProblems;
 
 let violations: string[] = [];
 let checked = 0;

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConflictError, createPlantClient, NotFoundError } from '@org/plant-client';
 import { verifyPlantWebhook } from '@org/plant-client/webhooks';
-import { parseExactJson } from '@org/plant-contract';
+import { parseExactJson, WEBHOOK_DESCRIPTION_MAX_LENGTH } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
@@ -96,6 +96,19 @@ describe('webhook URLs', () => {
       await expectError(await post(url), 400, /url must not contain whitespace or control characters/);
     }
     expect(await (await api(base, '/webhooks')).json()).toStrictEqual([]);
+  });
+
+  it('have a description counted in characters (code points), as the document counts it', async () => {
+    const { base } = await startService();
+    // 🌱 is one character and two UTF-16 code units.
+    const description = '🌱'.repeat(WEBHOOK_DESCRIPTION_MAX_LENGTH);
+    expect((await register(base, 'http://127.0.0.1:9/astral', description)).description).toBe(description);
+    const tooLong = { url: 'http://127.0.0.1:9/longer', description: `${description}🌱` };
+    await expectError(
+      await api(base, '/webhooks', { method: 'POST', body: JSON.stringify(tooLong) }),
+      400,
+      new RegExp(`description must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters`),
+    );
   });
 
   it('registered twice at once on one store: one wins, the other is 409', async () => {

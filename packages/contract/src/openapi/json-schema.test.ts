@@ -1,25 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { maxCharacters } from '../characters.ts';
 import { sameSchema, toJsonSchema } from './json-schema.ts';
 
 describe('toJsonSchema', () => {
   it('writes strings with their length bounds and pattern', () => {
-    expect(
-      toJsonSchema(
-        z
-          .string()
-          .min(1)
-          .max(5)
-          .regex(/^[a-z]+$/),
-      ),
-    ).toEqual({
+    expect(toJsonSchema(maxCharacters(z.string().min(1), 5).regex(/^[a-z]+$/))).toEqual({
       type: 'string',
       minLength: 1,
       maxLength: 5,
       pattern: '^[a-z]+$',
     });
-    expect(toJsonSchema(z.string().length(3))).toEqual({ type: 'string', minLength: 3, maxLength: 3 });
     expect(toJsonSchema(z.string().uuid())).toEqual({ type: 'string', format: 'uuid' });
+  });
+
+  it("refuses zod's own length bounds, which count UTF-16 code units where maxLength counts code points", () => {
+    expect(() => toJsonSchema(z.string().max(5))).toThrow(/use maxCharacters/);
+    expect(() => toJsonSchema(z.string().length(3))).toThrow(/use maxCharacters/);
+    expect(() => toJsonSchema(z.string().min(2))).toThrow(/minimum length above 1/);
   });
 
   it('writes numbers, integers and bigints with their bounds', () => {

@@ -1,4 +1,5 @@
 import type { ZodTypeAny } from 'zod';
+import { characterLimitOf } from '../characters.ts';
 
 /**
  * A JSON Schema (2020-12) object. Integer bounds may be bigints: they are written digit for digit
@@ -41,23 +42,28 @@ const stringChecks = (checks: readonly Check[]): JsonSchema => {
   const out: JsonSchema = {};
   for (const check of checks) {
     switch (check.kind) {
-      // zod counts UTF-16 code units, JSON Schema code points: every string zod accepts still fits.
+      // zod counts UTF-16 code units, JSON Schema code points. A lower bound of one is the same
+      // either way; an upper bound is not (an emoji is two units, one character): maxCharacters says it.
       case 'min':
+        if (Number(check.value) > 1) unsupported(`a minimum length above 1 in UTF-16 code units`);
         out.minLength = check.value;
         break;
       case 'max':
-        out.maxLength = check.value;
-        break;
       case 'length':
-        out.minLength = check.value;
-        out.maxLength = check.value;
+        unsupported(`zod's ${check.kind}, which counts UTF-16 code units: use maxCharacters`);
         break;
-      case 'regex':
+      case 'regex': {
+        const limit = check.regex && characterLimitOf(check.regex);
+        if (limit !== undefined) {
+          out.maxLength = limit;
+          break;
+        }
         if (check.regex?.flags.replace(/[gu]/g, '')) unsupported(`the regex flags of /${check.regex.source}/`);
         // One pattern per schema: each further one is a schema of its own, all of which must hold.
         if (out.pattern === undefined) out.pattern = check.regex?.source;
         else out.allOf = [...((out.allOf as JsonSchema[] | undefined) ?? []), { pattern: check.regex?.source }];
         break;
+      }
       case 'email':
         out.format = 'email';
         break;

@@ -6,16 +6,20 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { contract } from '../contract.ts';
 import { parseExactJson, stringifyExactJson } from '../exact-json.ts';
+import { ListPlantsQuery } from '../parameters.ts';
 import { ApiError, NewPlant, Plant } from '../schemas.ts';
+import { CONTRACT_VERSION } from '../version.ts';
 import {
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
   RecoverWebhookDeliveries,
   RequeuedWebhookDeliveries,
   RotatedWebhookSecret,
+  WEBHOOK_URL_MAX_LENGTH,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointChanges,
+  WebhookIdParams,
 } from '../webhooks.ts';
 import { COMPONENT_DOCS } from './components.ts';
 import { createOpenApiDocument, type OpenApiDocument, stringifyOpenApiDocument } from './openapi-document.ts';
@@ -59,9 +63,9 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('is OpenAPI 3.1.0 at version 1.0.0, with bearer authentication for the whole API', () => {
+  it("is OpenAPI 3.1.0 at the contract package's version, with bearer authentication for the whole API", () => {
     expect(json.openapi).toBe('3.1.0');
-    expect(json.info.version).toBe('1.0.0');
+    expect(json.info.version).toBe(CONTRACT_VERSION);
     expect(json.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(json.security).toEqual([{ bearerAuth: [] }]);
   });
@@ -271,5 +275,54 @@ describe('the openapi module', () => {
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts') && !name.includes('.test'))) {
       expect(readFileSync(join(dir, file), 'utf8'), file).not.toMatch(/from ['"]node:/);
     }
+  });
+});
+
+describe('length limits', () => {
+  const queryTag = ListPlantsQuery.shape.tag;
+  const tagParameter = json.paths['/plants']?.get?.parameters?.findIndex(({ name }) => name === 'tag');
+  const webhookIdParameter = pointer('paths', '/webhooks/{id}', 'get', 'parameters', '0', 'schema');
+  const fields = [
+    ['NewPlant name', NewPlant.shape.name, pointer('components', 'schemas', 'NewPlant', 'properties', 'name'), 200],
+    ['NewPlant tag', NewPlant.shape.tag, pointer('components', 'schemas', 'NewPlant', 'properties', 'tag'), 100],
+    ['Plant name (answered)', Plant.shape.name, pointer('components', 'schemas', 'Plant', 'properties', 'name'), 200],
+    ['tag query', queryTag, pointer('paths', '/plants', 'get', 'parameters', String(tagParameter), 'schema'), 100],
+    [
+      'webhook description',
+      NewWebhookEndpoint.shape.description,
+      pointer('components', 'schemas', 'NewWebhookEndpoint', 'properties', 'description'),
+      500,
+    ],
+    ['webhook id', WebhookIdParams.shape.id, webhookIdParameter, 100],
+  ] as const;
+
+  // An emoji is one character (code point) and two UTF-16 code units: where zod's max would differ.
+  it.each(fields)(
+    '%s: the contract and the document take astral characters up to the limit, not one more',
+    (...row) => {
+      const [, schema, at, max] = row;
+      const validate = schemaAt(at);
+      for (const [text, fits] of [
+        ['🌵'.repeat(max), true],
+        [`${'🌵'.repeat(max - 1)}a`, true],
+        ['🌵'.repeat(max + 1), false],
+        [`${'🌵'.repeat(max)}a`, false],
+      ] as const) {
+        expect(schema.safeParse(text).success, `contract, ${[...text].length} characters`).toBe(fits);
+        expect(validate(text), `document, ${[...text].length} characters`).toBe(fits);
+      }
+      const refused = schema.safeParse('🌵'.repeat(max + 1));
+      expect(refused.error?.issues[0]?.message).toBe(`must be at most ${max} characters`);
+    },
+  );
+
+  it('the webhook URL counts characters too', () => {
+    const url = (characters: number) =>
+      `https://example.com/${'🌵'.repeat(characters - 'https://example.com/'.length)}`;
+    const validate = schemaAt(pointer('components', 'schemas', 'NewWebhookEndpoint', 'properties', 'url'));
+    expect(NewWebhookEndpoint.shape.url.safeParse(url(WEBHOOK_URL_MAX_LENGTH)).success).toBe(true);
+    expect(validate(url(WEBHOOK_URL_MAX_LENGTH))).toBe(true);
+    expect(NewWebhookEndpoint.shape.url.safeParse(url(WEBHOOK_URL_MAX_LENGTH + 1)).success).toBe(false);
+    expect(validate(url(WEBHOOK_URL_MAX_LENGTH + 1))).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import type { ZodTypeAny } from 'zod';
 import { contract, type RouteMetadata } from '../contract.ts';
 import { exactJsonReplacer, restoreExactIntegers } from '../exact-json.ts';
 import { NewPlant } from '../schemas.ts';
+import { CONTRACT_VERSION } from '../version.ts';
 import { WEBHOOK_HEADERS } from '../webhooks.ts';
 import { COMPONENT_DOCS, componentSchemas, WIRE_FORMATS } from './components.ts';
 import { type JsonSchema, sameSchema, toJsonSchema } from './json-schema.ts';
@@ -47,7 +48,15 @@ export type OpenApiServer = { url: string; description?: string };
 export type OpenApiDocument = {
   openapi: '3.1.0';
   jsonSchemaDialect: string;
-  info: { title: string; version: string; summary: string; description: string; license: Record<string, string> };
+  info: {
+    title: string;
+    version: string;
+    summary: string;
+    description: string;
+    license: Record<string, string>;
+    /** What `maxLength` counts: JSON Schema's code points, said outright (see LENGTH_UNIT). */
+    'x-length-unit': typeof LENGTH_UNIT;
+  };
   servers: OpenApiServer[];
   security: Array<Record<string, string[]>>;
   tags: Array<{ name: string; description?: string }>;
@@ -66,8 +75,13 @@ export type OpenApiDocumentOptions = {
   servers?: OpenApiServer[];
 };
 
-const VERSION = '1.0.0';
 const SECURITY_SCHEME = 'bearerAuth';
+/**
+ * Every `maxLength` counts Unicode code points, as JSON Schema defines it. Said outright because
+ * readers (and clients) often count UTF-16 code units, as this contract did before 1.0.0: documents
+ * without it were generated then, which is how `pnpm api:check` tells the change of count.
+ */
+const LENGTH_UNIT = 'code point';
 const JSON_MEDIA_TYPE = 'application/json';
 
 const DESCRIPTION = `A plant store: clients add plants with a client-chosen id, read, list and delete them.
@@ -76,7 +90,9 @@ const DESCRIPTION = `A plant store: clients add plants with a client-chosen id, 
 
 **Errors.** Every failure is \`application/json\` with the \`Error\` body \`{ "error": <HTTP status>, "message": "<sentence naming the field or cause>" }\`, whatever its cause: validation, authentication, an unknown path (404), an unsupported method (405), an unavailable store (503) or an unexpected fault (500).
 
-**Ids** are int64, kept exactly: integers beyond ±(2^53 − 1) must be written as plain JSON integers and are never rounded.`;
+**Ids** are int64, kept exactly: integers beyond ±(2^53 − 1) must be written as plain JSON integers and are never rounded.
+
+**Lengths** (\`maxLength\`) count characters as JSON Schema does, in Unicode code points (\`x-length-unit\`): an emoji is one character, though it is two UTF-16 code units.`;
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   plants: 'The plants in the store',
@@ -258,10 +274,12 @@ export const createOpenApiDocument = ({
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     info: {
       title: 'Plant Store',
-      version: VERSION,
+      // The interface's version is the contract package's: a release that changes one changes the other.
+      version: CONTRACT_VERSION,
       summary: 'Stores plants, by a client-chosen int64 id.',
       description: DESCRIPTION,
       license: { name: 'MIT', identifier: 'MIT' },
+      'x-length-unit': LENGTH_UNIT,
     },
     servers,
     security: [{ [SECURITY_SCHEME]: [] }],

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { CONTRACT_VERSION } from '../version.ts';
 import { createOpenApiDocument, stringifyOpenApiDocument } from './openapi-document.ts';
 
 const FILE = new URL('../../openapi.json', import.meta.url);
@@ -13,5 +14,11 @@ describe('packages/contract/openapi.json', () => {
       JSON.parse(generated),
     );
     expect(committed, 'openapi.json is stale: run pnpm --filter @org/plant-contract openapi').toBe(generated);
+  });
+
+  it("carries the contract package's version as info.version", () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(JSON.parse(readFileSync(FILE, 'utf8')).info.version).toBe(version);
+    expect(CONTRACT_VERSION, 'src/version.ts is stale: run pnpm --filter @org/plant-contract openapi').toBe(version);
   });
 });

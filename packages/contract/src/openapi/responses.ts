@@ -54,6 +54,10 @@ export const ERROR_STATUSES: Readonly<Record<number, StatusDocs>> = {
     description: 'unexpected error: the path does not support this method',
     message: 'PUT is not allowed here; allowed: POST, GET, HEAD, OPTIONS.',
   },
+  408: {
+    description: 'unexpected error: the request headers or body did not arrive in time; the connection is closed',
+    message: 'The request took too long to arrive.',
+  },
   409: {
     description: 'unexpected error: the id already holds a different plant; nothing was changed',
     message: 'A plant with id 1 already exists with different data.',
@@ -70,6 +74,11 @@ export const ERROR_STATUSES: Readonly<Record<number, StatusDocs>> = {
     description: 'unexpected error: too many requests; retry after Retry-After seconds',
     message: 'Too many requests for this token; retry after 1 s.',
     headers: ['Retry-After'],
+  },
+  431: {
+    description:
+      'unexpected error: the request headers (over 16 KiB) or the request line are too large; the connection is closed',
+    message: 'The request headers are too large.',
   },
   500: {
     description: 'unexpected error',
