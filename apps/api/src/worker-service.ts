@@ -48,6 +48,10 @@ export const startWorkerService = async (config: Config): Promise<void> => {
     secrets,
     pollIntervalMs: WORKER_POLL_INTERVAL_MS,
     servesRequests: false,
+    // Delivering is this process's whole job: it never steps back for a busy machine (the service's
+    // delivery thread does, for the requests beside it). Beside API replicas on one machine, give it
+    // a lower priority (nice) instead.
+    yieldBelowIdleShare: 0,
   });
   let draining = false;
   const address = config.metrics ?? { port: config.port, host: config.host };
