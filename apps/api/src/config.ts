@@ -6,6 +6,7 @@ import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-defaults.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
+import { DAY_MS, WEBHOOK_DEFAULTS } from './webhooks/webhook-defaults.ts';
 
 const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const MIN_TOKEN_LENGTH = 16;
@@ -41,20 +42,6 @@ const wholeNumber = (fallback: number, min: number, max: number, unit = '') => {
 };
 const milliseconds = (fallback: number, min = 1, max = 3_600_000) =>
   wholeNumber(fallback, min, max, ' of milliseconds');
-
-const DAY_MS = 86_400_000;
-
-/**
- * Webhook delivery defaults: the attempt timeout, the delays before each retry (then `failed`), how
- * long finished deliveries are kept, and how long an endpoint may fail every delivery before it is
- * disabled.
- */
-export const WEBHOOK_DEFAULTS = {
-  timeoutMs: 15_000,
-  retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
-  retentionMs: 30 * DAY_MS,
-  disableAfterMs: 5 * DAY_MS,
-} as const;
 
 /** A duration of days or more in milliseconds, up to `maxDays`. */
 const longMilliseconds = (fallback: number, maxDays: number) => {

@@ -1,13 +1,14 @@
 import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
-import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../config.ts';
+import type { WebhookConfig } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
+import { WEBHOOK_DEFAULTS } from './webhook-defaults.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 import { startWebhookRetention } from './webhook-retention.ts';
 
