@@ -74,6 +74,9 @@ for (const target of createTargets(undefined).filter((candidate) => keys.include
   // Under valgrind the event loop runs some fifty times slower: its delay bound would shed the very
   // requests being counted. The bound costs nothing per request, so nothing is left out.
   instance.command.env.PLANT_MAX_EVENT_LOOP_DELAY_MS = '0';
+  // For the same reason, a kept-alive connection could time out between two of the load's requests
+  // (ECONNRESET on a busy machine); its timer is set once per response whatever its length.
+  instance.command.env.PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS = '60000';
   const server = await startServer(instance.command, join(dir, 'server.log'), {
     wrapper: [
       'valgrind',
