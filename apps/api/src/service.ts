@@ -34,7 +34,8 @@ const fail = (message: string): never => {
 export const startService = async (config: Config, sqlite?: Promise<SqlitePlantStore>): Promise<void> => {
   // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
   // Lines written while a write is in flight go out together with the next; pino flushes at exit.
-  const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
+  const logOutput = pino.destination({ sync: false });
+  const logger = pino({ level: config.logLevel }, logOutput);
   const { database } = config;
   // pg and jose load only when configured: every module costs start-up time and memory.
   let store: PlantStore;
@@ -99,6 +100,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
         store,
         config,
         logger,
+        writeLog: (line) => logOutput.write(line),
         metrics,
         onCrash: (error) => {
           logger.fatal({ err: error }, 'the webhook delivery thread stopped');

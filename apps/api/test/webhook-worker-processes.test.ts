@@ -120,23 +120,31 @@ describe('the webhook worker entry', () => {
 });
 
 describe('the delivery thread of the service process (PLANT_WEBHOOK_WORKER=on, the default)', () => {
-  it('delivers, counted in the service’s /metrics, and records the attempt in flight at SIGTERM', async () => {
+  it('delivers, counted in the service’s /metrics, logged on its stdout, and records the attempt in flight at SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'plant-worker-thread-'));
     dataDirs.push(dataDir);
     const env = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_DATA_DIR: dataDir };
     const first = await startMain(env);
     const hook = await receiver();
     const endpoint = await register(first.url, hook.url);
+    hook.answer((_, index) => ({ status: index === 0 ? 503 : 200 }));
     await createPlants(first.url, [1n]);
-    await hook.waitFor(1);
+    await hook.waitFor(2);
     await until(
       () => attempts(first.url, 'delivered'),
       (delivered) => delivered === 1,
     );
+    expect(await attempts(first.url, 'retry')).toBe(1);
+    // The thread's lines are written by the process's own log writer: whole JSON lines.
+    expect(logLines(first.stdout()).find((line) => line.msg === 'webhook attempt failed; will retry')).toMatchObject({
+      component: 'webhooks',
+      plantId: '1',
+      status: 503,
+    });
 
     hook.answer({ status: 200, delayMs: 2_000 });
     await createPlants(first.url, [2n]);
-    await hook.waitFor(2);
+    await hook.waitFor(3);
     first.child.kill('SIGTERM');
     expect(await first.exited()).toStrictEqual({ code: 0, signal: null });
 
@@ -144,9 +152,9 @@ describe('the delivery thread of the service process (PLANT_WEBHOOK_WORKER=on, t
     const list = await deliveries(second.url, endpoint.id);
     expect(list.map(({ plantId, status, attempts }) => ({ plantId, status, attempts }))).toStrictEqual([
       { plantId: 2, status: 'delivered', attempts: 1 },
-      { plantId: 1, status: 'delivered', attempts: 1 },
+      { plantId: 1, status: 'delivered', attempts: 2 },
     ]);
-    expect(hook.received).toHaveLength(2);
+    expect(hook.received).toHaveLength(3);
   }, 30_000);
 });
 

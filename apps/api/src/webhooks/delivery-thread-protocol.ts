@@ -14,5 +14,8 @@ export type DeliveryThreadData = {
 /** `announce`: plants were created here, deliveries are due; `stop`: drain and end; or a metrics scrape. */
 export type ToDeliveryThread = 'announce' | 'stop' | { metrics: number };
 
-/** `ready` once delivering; `stopped` once drained and closed; or a scrape's answer in the text format. */
-export type FromDeliveryThread = 'ready' | 'stopped' | { metrics: number; text: string };
+/**
+ * `ready` once delivering; `stopped` once drained and closed; a scrape's answer in the text format;
+ * or a log line, which the HTTP thread writes with its own (see delivery-thread.ts).
+ */
+export type FromDeliveryThread = 'ready' | 'stopped' | { metrics: number; text: string } | { log: string };

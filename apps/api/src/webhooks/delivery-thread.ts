@@ -18,7 +18,9 @@ const { webhooks, logLevel, database, sqlite } = workerData as DeliveryThreadDat
 const port = parentPort as MessagePort;
 const send = (message: FromDeliveryThread) => port.postMessage(message);
 
-const logger = pino({ level: logLevel }, pino.destination({ sync: false }));
+// Lines go to the HTTP thread's writer: two writers on one stdout could interleave their chunks
+// mid-line. Only what is logged travels (failed attempts, warnings), never a delivered attempt at info.
+const logger = pino({ level: logLevel }, { write: (line: string) => send({ log: line }) });
 let store: PlantStore;
 if (database) {
   // pg loads only on PostgreSQL, as in the HTTP thread.
@@ -51,11 +53,8 @@ port.on('message', (message: ToDeliveryThread) => {
       .stop()
       .then(() => store.close())
       .finally(() => {
-        // The HTTP thread ends this thread once told: the last lines are written first.
-        logger.flush(() => {
-          send('stopped');
-          port.close();
-        });
+        send('stopped');
+        port.close();
       });
   } else {
     registry.metrics().then(

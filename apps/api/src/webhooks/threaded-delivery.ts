@@ -28,6 +28,8 @@ export type DeliveryThreadOptions = {
   store: PlantStore;
   config: Pick<Config, 'webhooks' | 'logLevel' | 'database'>;
   logger: Logger;
+  /** Writes a log line of the thread's with the process's own log writer. */
+  writeLog(line: string): void;
   /** The delivery metrics join these in every scrape. */
   metrics?: Metrics;
   /** The thread stopped unexpectedly: deliveries would stop with it. */
@@ -43,6 +45,7 @@ export const startDeliveryThread = async ({
   store,
   config,
   logger,
+  writeLog,
   metrics,
   onCrash,
 }: DeliveryThreadOptions): Promise<WebhookDelivery> => {
@@ -73,7 +76,8 @@ export const startDeliveryThread = async ({
       delivering = true;
       started();
     } else if (message === 'stopped') ended();
-    else if (typeof message === 'object' && message !== null && 'metrics' in message) {
+    else if ('log' in message) writeLog(message.log);
+    else if ('metrics' in message) {
       scrapes.get(message.metrics)?.(message.text);
       scrapes.delete(message.metrics);
     }
