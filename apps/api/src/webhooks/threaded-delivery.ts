@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { type MessagePort, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
@@ -50,7 +50,7 @@ export const startDeliveryThread = async ({
   onCrash,
 }: DeliveryThreadOptions): Promise<WebhookDelivery> => {
   const data: DeliveryThreadData = { webhooks: config.webhooks, logLevel: config.logLevel };
-  const transfer = [];
+  const transfer: MessagePort[] = [];
   if (config.database) {
     data.database = { ...config.database, poolSize: Math.min(config.database.poolSize, DELIVERY_POOL_SIZE) };
   } else if (store instanceof SqlitePlantStore) {
