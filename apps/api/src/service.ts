@@ -93,8 +93,8 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   if (config.jwt && !config.requireScopes) {
     logger.warn('PLANT_API_JWT_REQUIRE_SCOPES=false: any valid JWT may call every route, including webhook management');
   }
-  // Delivery runs in a thread of its own: the HTTP thread pays nothing per delivery. API-only
-  // replicas (PLANT_WEBHOOK_WORKER=off) leave it to worker processes (worker.ts).
+  // Delivery runs in a thread of its own, which claims, signs, sends and records beside the HTTP
+  // thread. API-only replicas (PLANT_WEBHOOK_WORKER=off) leave it to worker processes (worker.ts).
   const webhooks: WebhookDelivery = config.webhooks.worker
     ? await startDeliveryThread({
         store,

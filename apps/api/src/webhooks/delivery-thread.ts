@@ -1,7 +1,7 @@
 /**
  * The webhook delivery thread of a service process: the delivery worker runs here, with a store
  * connection of its own (a PostgreSQL pool, or a channel straight to the SQLite worker), so that
- * signing, POSTing and recording deliveries cost the HTTP thread nothing per delivery (see
+ * signing, POSTing and recording deliveries happen beside the HTTP thread, not on it (see
  * threaded-delivery.ts for the HTTP thread's side).
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';

@@ -38,8 +38,9 @@ export type DeliveryThreadOptions = {
 
 /**
  * Runs the delivery worker in a thread of its own (delivery-thread.ts), so that the HTTP thread
- * pays nothing per delivery: it only tells the thread when plants were announced (once per batch
- * of creates) and asks it for its metrics at each scrape. Resolves once the thread delivers.
+ * neither claims, signs, sends nor records deliveries: it only tells the thread when plants were
+ * announced (once per batch of creates), writes its log lines, and asks it for its metrics at each
+ * scrape. Resolves once the thread delivers.
  */
 export const startDeliveryThread = async ({
   store,
