@@ -3,7 +3,7 @@
  *
  *   <dir>/dist/           the service built by apps/api/scripts/build.ts (workspace packages bundled in)
  *   <dir>/node_modules/   its npm dependencies, production only, flat (no symlinks), from `pnpm deploy --prod`
- *   <dir>/package.json    `npm start` / `npm run migrate`, and the exact dependency versions inside
+ *   <dir>/package.json    `npm start` / `npm run worker` / `npm run migrate`, and the exact dependency versions inside
  *
  * The dependency list is read from apps/api/package.json at every run, so that a dependency added
  * there is shipped without touching this script.
@@ -109,7 +109,8 @@ try {
     description: api.description,
     type: 'module',
     engines: api.engines,
-    scripts: { start, migrate: 'node dist/migrate.js' },
+    // The webhook worker role runs with the service's Node flags.
+    scripts: { start, worker: start.replace(/dist\/main\.js$/, 'dist/worker.js'), migrate: 'node dist/migrate.js' },
     dependencies: Object.fromEntries(
       dependencies.filter(([name]) => !workspacePackages.has(name)).map(([name]) => [name, installedVersion(name)]),
     ),

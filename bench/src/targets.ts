@@ -28,6 +28,10 @@ const apiStartArgs = (): string[] => {
   return args;
 };
 const API_MAIN = apiStartArgs();
+/** The webhook worker role (`node dist/worker.js`) with the same Node flags as the service. */
+export const API_WORKER = [...API_MAIN.slice(0, -1), 'dist/worker.js'];
+/** The service's command line (its Node flags, then dist/main.js). */
+export const API_SERVICE = API_MAIN;
 const SERVERS_DIR = fileURLToPath(new URL('./servers/', import.meta.url));
 
 /** Accepted by every server here (the API wants ≥ 16 characters of the b64token alphabet). */
@@ -89,7 +93,7 @@ const reference = (key: ServerKey, file: string): Target => ({
 });
 
 /** Our API with production settings: a fixed token, info logging, a data directory of its own. */
-const apiEnv = (dataDir: string): NodeJS.ProcessEnv => ({
+export const apiEnv = (dataDir: string): NodeJS.ProcessEnv => ({
   ...baseEnv(),
   PLANT_API_TOKENS: BENCH_TOKEN,
   PLANT_DATA_DIR: dataDir,

@@ -10,11 +10,14 @@ const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8')) as { d
 
 rmSync('dist', { recursive: true, force: true });
 await build({
-  // The SQLite worker runs as its own entry, dist/sqlite-worker.js beside main.js (see sqlite-store.ts).
+  // The SQLite worker and the delivery thread run as entries of their own, dist/sqlite-worker.js and
+  // dist/delivery-thread.js beside main.js (see sqlite-store.ts and threaded-delivery.ts).
   entryPoints: [
     { in: 'src/main.ts', out: 'main' },
+    { in: 'src/worker.ts', out: 'worker' },
     { in: 'src/migrate.ts', out: 'migrate' },
     { in: 'src/store/sqlite-worker.ts', out: 'sqlite-worker' },
+    { in: 'src/webhooks/delivery-thread.ts', out: 'delivery-thread' },
   ],
   outdir: 'dist',
   bundle: true,

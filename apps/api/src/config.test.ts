@@ -29,6 +29,7 @@ describe('loadConfig', () => {
         production: false,
         retentionMs: 2_592_000_000,
         disableAfterMs: 432_000_000,
+        worker: true,
       },
     });
   });
@@ -48,6 +49,7 @@ describe('loadConfig', () => {
         PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
         PLANT_WEBHOOK_RETENTION_MS: '604800000',
         PLANT_WEBHOOK_DISABLE_AFTER_MS: '86400000',
+        PLANT_WEBHOOK_WORKER: 'off',
       }).webhooks,
     ).toStrictEqual({
       timeoutMs: 2_500,
@@ -57,6 +59,7 @@ describe('loadConfig', () => {
       production: false,
       retentionMs: 604_800_000,
       disableAfterMs: 86_400_000,
+      worker: false,
     });
   });
 
@@ -364,6 +367,7 @@ describe('loadConfig', () => {
       { PLANT_WEBHOOK_ROTATION_GRACE_MS: '2592000001' },
       /^Invalid configuration: PLANT_WEBHOOK_ROTATION_GRACE_MS must be a whole number of milliseconds from 0 to 2592000000/,
     ],
+    [{ PLANT_WEBHOOK_WORKER: 'true' }, 'Invalid configuration: PLANT_WEBHOOK_WORKER must be on or off.'],
     [
       { PLANT_WEBHOOKS_ALLOW_PRIVATE: 'yes' },
       'Invalid configuration: PLANT_WEBHOOKS_ALLOW_PRIVATE must be true or false.',
@@ -375,6 +379,13 @@ describe('loadConfig', () => {
   ])('rejects %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('runs the webhook worker role on PostgreSQL without API tokens, and refuses it on the embedded store', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/plants' }, 'worker').database?.url).toBe('postgres://db/plants');
+    expect(() => loadConfig({}, 'worker')).toThrow(
+      'Invalid configuration: DATABASE_URL is required by the webhook worker (dist/worker.js); the embedded SQLite store is held by one process, which delivers itself with PLANT_WEBHOOK_WORKER=on.',
+    );
   });
 
   it('never echoes a rejected database URL, which may carry a password', () => {

@@ -6,6 +6,7 @@ import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-defaults.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
+import { DAY_MS, WEBHOOK_DEFAULTS } from './webhooks/webhook-defaults.ts';
 
 const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const MIN_TOKEN_LENGTH = 16;
@@ -41,20 +42,6 @@ const wholeNumber = (fallback: number, min: number, max: number, unit = '') => {
 };
 const milliseconds = (fallback: number, min = 1, max = 3_600_000) =>
   wholeNumber(fallback, min, max, ' of milliseconds');
-
-const DAY_MS = 86_400_000;
-
-/**
- * Webhook delivery defaults: the attempt timeout, the delays before each retry (then `failed`), how
- * long finished deliveries are kept, and how long an endpoint may fail every delivery before it is
- * disabled.
- */
-export const WEBHOOK_DEFAULTS = {
-  timeoutMs: 15_000,
-  retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
-  retentionMs: 30 * DAY_MS,
-  disableAfterMs: 5 * DAY_MS,
-} as const;
 
 /** A duration of days or more in milliseconds, up to `maxDays`. */
 const longMilliseconds = (fallback: number, maxDays: number) => {
@@ -223,6 +210,9 @@ const Env = z.object({
   NODE_ENV: optional(z.string().optional()),
   PLANT_WEBHOOK_RETENTION_MS: longMilliseconds(WEBHOOK_DEFAULTS.retentionMs, 3650),
   PLANT_WEBHOOK_DISABLE_AFTER_MS: longMilliseconds(WEBHOOK_DEFAULTS.disableAfterMs, 365),
+  PLANT_WEBHOOK_WORKER: optional(
+    z.enum(['on', 'off'], { errorMap: () => ({ message: 'must be on or off' }) }).default('on'),
+  ),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -277,6 +267,11 @@ export type WebhookConfig = {
   retentionMs?: number;
   /** An endpoint whose every delivery attempt failed for this long is disabled. Default 5 days. */
   disableAfterMs?: number;
+  /**
+   * PLANT_WEBHOOK_WORKER: whether this process delivers (default on). Off for API-only replicas, when
+   * `node dist/worker.js` processes deliver instead.
+   */
+  worker: boolean;
 };
 
 export type DatabaseConfig = {
@@ -316,9 +311,17 @@ export const loadDatabaseConfig = (env: NodeJS.ProcessEnv): DatabaseConfig => {
   return databaseConfig(vars, vars.DATABASE_URL);
 };
 
+/** What a process runs: the API (with delivery unless PLANT_WEBHOOK_WORKER=off), or delivery alone (dist/worker.js). */
+export type Role = 'api' | 'worker';
+
+/** Why a delivery-only process cannot run on the embedded store. */
+export const WORKER_NEEDS_DATABASE =
+  'Invalid configuration: DATABASE_URL is required by the webhook worker (dist/worker.js); the embedded SQLite store is held by one process, which delivers itself with PLANT_WEBHOOK_WORKER=on.';
+
 /** Reads and validates the environment; a bad value throws one line naming the variable. */
-export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
+export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config => {
   const vars = parse(Env, env);
+  if (role === 'worker' && vars.DATABASE_URL === undefined) throw new ConfigError(WORKER_NEEDS_DATABASE);
   const config: Config = {
     port: vars.PORT,
     host: vars.HOST,
@@ -353,6 +356,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
       production: vars.NODE_ENV === 'production',
       retentionMs: vars.PLANT_WEBHOOK_RETENTION_MS,
       disableAfterMs: vars.PLANT_WEBHOOK_DISABLE_AFTER_MS,
+      worker: vars.PLANT_WEBHOOK_WORKER === 'on',
     },
   };
   if (vars.PLANT_CORS_ORIGINS !== undefined) config.corsOrigins = vars.PLANT_CORS_ORIGINS;
@@ -371,7 +375,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv): Config => {
   }
   if (vars.DATABASE_URL !== undefined) {
     // Replicas behind one address must accept the same tokens; a token generated per replica would not.
-    if (config.apiTokens.length === 0 && vars.PLANT_API_JWKS_URL === undefined) {
+    if (role === 'api' && config.apiTokens.length === 0 && vars.PLANT_API_JWKS_URL === undefined) {
       throw new ConfigError(
         'Invalid configuration: PLANT_API_TOKENS (or PLANT_API_JWKS_URL) is required with DATABASE_URL, so that every replica accepts the same tokens.',
       );

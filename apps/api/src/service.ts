@@ -1,7 +1,5 @@
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
-import { type Logger, pino } from 'pino';
+import { pino } from 'pino';
 import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
@@ -13,11 +11,13 @@ import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp } from './ops/ops-routes.ts';
+import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
-import { DELIVERY_CONCURRENCY, startWebhookDelivery } from './webhooks/delivery-worker.ts';
+import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
 import { sealStoredSecrets } from './webhooks/seal-stored-secrets.ts';
 import { plainSecrets, SecretKeyError, secretBox } from './webhooks/secret-box.ts';
+import { startDeliveryThread } from './webhooks/threaded-delivery.ts';
 
 /** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
 const LISTEN_BACKLOG = 4096;
@@ -27,27 +27,6 @@ const fail = (message: string): never => {
   process.exit(1);
 };
 
-const urlOf = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-
-/** The PLANT_METRICS_PORT listener: /metrics, /healthz and /readyz. */
-const listenForOps = ({ port, host }: { port: number; host: string }, app: Express, logger: Logger): Server => {
-  const server = createServer(app);
-  server.on('error', (error: NodeJS.ErrnoException) => {
-    fail(`Cannot listen on ${host}:${port} (PLANT_METRICS_PORT): ${error.code ?? error.message}.`);
-  });
-  server.listen(port, host, () => {
-    logger.info({ url: urlOf(host, (server.address() as AddressInfo).port) }, 'metrics and probes listening');
-  });
-  return server;
-};
-
-/** Stops listening and ends its connections: scrapes and probes are short and retried. */
-const closeServer = (server: Server): Promise<void> =>
-  new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-
 /**
  * Opens the store (or takes the embedded one main.ts began to open), listens, and handles signals
  * until shutdown.
@@ -55,7 +34,8 @@ const closeServer = (server: Server): Promise<void> =>
 export const startService = async (config: Config, sqlite?: Promise<SqlitePlantStore>): Promise<void> => {
   // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
   // Lines written while a write is in flight go out together with the next; pino flushes at exit.
-  const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
+  const logOutput = pino.destination({ sync: false });
+  const logger = pino({ level: config.logLevel }, logOutput);
   const { database } = config;
   // pg and jose load only when configured: every module costs start-up time and memory.
   let store: PlantStore;
@@ -66,9 +46,9 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     const postgres = await PostgresPlantStore.open({
       ...database,
       onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
-      // Admission bounds the requests in flight, each with one operation pending at a time, and the
-      // delivery worker its attempts (plus the claim of the next ones); the pool's queue can hold no more.
-      maxPending: config.admission.maxInFlight + DELIVERY_CONCURRENCY + 1,
+      // Admission bounds the requests in flight, each with one operation pending at a time; the
+      // pool's queue can hold no more. The delivery thread has a pool of its own.
+      maxPending: config.admission.maxInFlight + 1,
     });
     store = postgres;
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
@@ -113,7 +93,28 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   if (config.jwt && !config.requireScopes) {
     logger.warn('PLANT_API_JWT_REQUIRE_SCOPES=false: any valid JWT may call every route, including webhook management');
   }
-  const webhooks = startWebhookDelivery({ store, config: config.webhooks, logger, metrics, secrets });
+  // Delivery runs in a thread of its own, which claims, signs, sends and records beside the HTTP
+  // thread. API-only replicas (PLANT_WEBHOOK_WORKER=off) leave it to worker processes (worker.ts).
+  const webhooks: WebhookDelivery = config.webhooks.worker
+    ? await startDeliveryThread({
+        store,
+        config,
+        logger,
+        writeLog: (line) => logOutput.write(line),
+        metrics,
+        onCrash: (error) => {
+          logger.fatal({ err: error }, 'the webhook delivery thread stopped');
+          fail('Stopped: the webhook delivery thread failed; see the log.');
+        },
+      })
+    : { stop: async () => {} };
+  if (!config.webhooks.worker && database) {
+    logger.info(
+      'PLANT_WEBHOOK_WORKER=off: webhook worker processes (dist/worker.js) deliver what this replica announces',
+    );
+  } else if (!config.webhooks.worker) {
+    logger.warn('PLANT_WEBHOOK_WORKER=off on the embedded store: no process delivers webhooks until it is on again');
+  }
 
   const server = createHttpServer(app, config.server);
   const admission = admitRequests(server, {
@@ -131,7 +132,10 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
   });
   const opsServer =
     config.metrics &&
-    listenForOps(config.metrics, createOpsApp({ store, metrics, isDraining: () => draining, logger }), logger);
+    listenForOps(config.metrics, createOpsApp({ store, metrics, isDraining: () => draining, logger }), logger, {
+      message: 'metrics and probes listening',
+      variable: 'PLANT_METRICS_PORT',
+    });
   server.on('listening', () => {
     const url = urlOf(config.host, (server.address() as AddressInfo).port);
     logger.info({ url, ...storage }, 'plant store listening');

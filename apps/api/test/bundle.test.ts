@@ -104,7 +104,8 @@ describe('pnpm bundle', () => {
     const paths = entries.map((entry) => relative(bundle, join(entry.parentPath, entry.name)));
     expect(readdirSync(bundle).sort()).toStrictEqual(['dist', 'node_modules', 'package.json']);
     expect(entries.filter((entry) => entry.isSymbolicLink())).toStrictEqual([]);
-    for (const entry of ['main.js', 'migrate.js', 'sqlite-worker.js']) expect(paths).toContain(join('dist', entry));
+    for (const entry of ['main.js', 'worker.js', 'migrate.js', 'sqlite-worker.js', 'delivery-thread.js'])
+      expect(paths).toContain(join('dist', entry));
     // None of our sources: the service runs from dist, the contract bundled in.
     expect(paths.filter((path) => !path.startsWith('node_modules') && !path.startsWith('dist'))).toStrictEqual([
       'package.json',
@@ -135,6 +136,7 @@ describe('pnpm bundle', () => {
       expect(manifest(join(bundle, 'node_modules', name, 'package.json'))).toMatchObject({ version });
     }
     expect(shipped.scripts?.start).toMatch(/^node .*dist\/main\.js$/);
+    expect(shipped.scripts?.worker).toBe(shipped.scripts?.start?.replace('main.js', 'worker.js'));
   });
 
   it('loads pg and jose only when configured: dist/main.js does not import them before it reads the config', () => {

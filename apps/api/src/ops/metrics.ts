@@ -22,6 +22,11 @@ export type Metrics = {
   instrumentStore(store: PlantStore): PlantStore;
   /** Counts a request shed by admission control (answered 503 before the app saw it). */
   countShed(reason: ShedReason): void;
+  /**
+   * Adds metrics kept elsewhere (another thread's registry) to every scrape: `collect` answers
+   * them in the text format, with metric names of their own.
+   */
+  include(collect: () => Promise<string>): void;
 };
 
 /** Routes are labelled by their pattern, never the raw path, so that ids cannot explode the series. */
@@ -109,11 +114,12 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
     next();
   };
 
+  const included: (() => Promise<string>)[] = [];
   const expose: RequestHandler = (_req, res, next) => {
-    registry.metrics().then((text) => {
+    Promise.all([registry.metrics(), ...included.map((collect) => collect())]).then((texts) => {
       // Exactly the exposition format's type: res.type() would rewrite its parameters.
       res.setHeader('Content-Type', registry.contentType);
-      res.end(text);
+      res.end(texts.map((text) => (text.endsWith('\n') || text === '' ? text : `${text}\n`)).join(''));
     }, next);
   };
 
@@ -145,5 +151,12 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
 
   const countShed = (reason: ShedReason) => shed.inc({ reason });
 
-  return { registry, observeRequests, expose, instrumentStore, countShed };
+  return {
+    registry,
+    observeRequests,
+    expose,
+    instrumentStore,
+    countShed,
+    include: (collect) => included.push(collect),
+  };
 };

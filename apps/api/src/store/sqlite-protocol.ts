@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 /**
  * What SqlitePlantStore (main thread) and its database worker say to each other. A batch travels as
  * one flat array of operation codes, each followed by its arguments, and comes back as one flat
@@ -151,6 +152,13 @@ export type StartupMessage =
   | { startup: 'failed'; failure: ErrorDescription };
 
 export type WorkerData = { dataDir: string; path: string };
+
+/**
+ * Sent on the worker's own port: from then on `port` carries batches too, answered on it. It lets
+ * another thread (the webhook delivery thread) use the database without passing through the thread
+ * that opened it.
+ */
+export type AttachMessage = { attach: MessagePort };
 
 export type EndpointRow = {
   id: string;

@@ -323,6 +323,23 @@ describe('SqlitePlantStore', () => {
       await expect(store.health()).rejects.toThrow('The store is closed.');
     });
 
+    it('serves a store attached over a channel (the delivery thread) from the same database, and closes it alone', async () => {
+      const store = await openStore();
+      const attached = SqlitePlantStore.attach(store.channel());
+      await store.create({ id: 1n, name: 'Monstera' });
+      expect(await attached.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
+      const writes = [attached.create({ id: 2n, name: 'Fern' }), attached.webhooks.backlog()];
+      await attached.close();
+      expect(await Promise.all(writes)).toMatchObject([{ outcome: 'created' }, { pending: 0 }]);
+      await expect(attached.get(1n)).rejects.toThrow('The store is closed.');
+      // The database stays open to the store that opened it.
+      expect(await store.get(2n)).toStrictEqual({ id: 2n, name: 'Fern' });
+
+      const other = SqlitePlantStore.attach(store.channel());
+      await store.close();
+      await expect(other.get(1n)).rejects.toBeInstanceOf(StoreUnavailableError);
+    });
+
     it('finishes the writes issued before close, then refuses new ones', async () => {
       const store = await openStore();
       const creates = plantsFrom(1, 20).map((plant) => store.create(plant));

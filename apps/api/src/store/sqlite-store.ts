@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import {
   type CreateOutcome,
   type ListOptions,
@@ -10,6 +10,7 @@ import {
   samePlant,
 } from './plant-store.ts';
 import {
+  type AttachMessage,
   type BatchReply,
   type ClaimedRow,
   type DeliveryRow,
@@ -143,7 +144,8 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
  * plant operation waits behind at most one batch of that work, never behind a queue of it.
  */
 export class SqlitePlantStore implements PlantStore {
-  readonly #worker: Worker;
+  /** The database worker, or a port attached to it (see `attach`). */
+  readonly #worker: Worker | MessagePort;
   /** Operations of the next batch of requests, and that batch's message. */
   #queued: Pending[] = [];
   #message: unknown[] = [];
@@ -161,6 +163,8 @@ export class SqlitePlantStore implements PlantStore {
   #failure: StoreUnavailableError | undefined;
   #crash: unknown;
   #closing: Promise<void> | undefined;
+  /** Called once no operation is queued or running (see #drained). */
+  #onIdle: (() => void) | undefined;
 
   /** Endpoints and the outbox, in the same database and batches as the plants. */
   readonly webhooks: WebhookStore = {
@@ -295,18 +299,39 @@ export class SqlitePlantStore implements PlantStore {
 
   readonly #announced = new AnnounceListeners();
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker | MessagePort) {
     this.#worker = worker;
     worker.on('message', (reply: unknown) => {
       // Under `node --watch`, Node also reports the worker's imports on this port, as objects.
       if (Array.isArray(reply)) this.#settle(reply as BatchReply);
     });
-    worker.on('error', (error) => {
-      this.#crash = error;
-    });
-    worker.on('exit', (code) => this.#stopped(code));
+    if (worker instanceof Worker) {
+      worker.on('error', (error) => {
+        this.#crash = error;
+      });
+      worker.on('exit', (code) => this.#stopped(code));
+    } else worker.on('close', () => this.#stopped(0));
     // An idle store must not keep the process alive; pending operations hold it (see #submit).
     worker.unref();
+  }
+
+  /**
+   * A port to this store's database, for another thread to pass to `attach`: its batches go
+   * straight to the database worker and take turns there with this store's.
+   */
+  channel(): MessagePort {
+    if (!(this.#worker instanceof Worker)) throw new Error('Only the store that opened the database makes channels.');
+    const { port1, port2 } = new MessageChannel();
+    this.#worker.postMessage({ attach: port2 } satisfies AttachMessage, [port2]);
+    return port1;
+  }
+
+  /**
+   * The store over a `channel()` of another thread's store: the same database, without its
+   * ownership. `close` ends the channel and leaves the database open to the store that opened it.
+   */
+  static attach(port: MessagePort): SqlitePlantStore {
+    return new SqlitePlantStore(port);
   }
 
   /** Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another process has it. */
@@ -365,6 +390,12 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Finishes the operations already issued, closes the database and ends the worker. */
   close(): Promise<void> {
+    const worker = this.#worker;
+    if (!(worker instanceof Worker)) {
+      // Operations issued before still get their answers.
+      this.#closing ??= this.#drained().then(() => worker.close());
+      return this.#closing;
+    }
     if (this.#closing === undefined) {
       const closed = this.#submitBackground(decodeNothing, undefined, 'close');
       this.#closeQueued = true;
@@ -372,7 +403,7 @@ export class SqlitePlantStore implements PlantStore {
       this.#closing = closed
         .catch(() => {})
         .then(async () => {
-          await this.#worker.terminate();
+          await worker.terminate();
         });
     }
     return this.#closing;
@@ -380,7 +411,15 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Test hook: stops the worker the way a crash would. */
   terminateWorkerForTesting(): Promise<number> {
-    return this.#worker.terminate();
+    return (this.#worker as Worker).terminate();
+  }
+
+  /** Resolves once no operation is queued or running. */
+  #drained(): Promise<void> {
+    if (this.#idle()) return Promise.resolve();
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#onIdle = resolve;
+    return promise;
   }
 
   #submit<K extends OpName, I, T>(
@@ -478,7 +517,11 @@ export class SqlitePlantStore implements PlantStore {
     }
     if (created) this.#announced.notify();
     if (this.#queued.length > 0 || this.#background.length > 0) this.#schedule();
-    else this.#worker.unref();
+    else {
+      this.#worker.unref();
+      this.#onIdle?.();
+      this.#onIdle = undefined;
+    }
   }
 
   #stopped(code: number): void {

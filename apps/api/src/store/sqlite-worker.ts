@@ -8,6 +8,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import {
+  type AttachMessage,
   type BatchReply,
   type ClaimedRow,
   type DeliveryRow,
@@ -528,7 +529,12 @@ const start = (port: MessagePort, { dataDir, path }: WorkerData): void => {
     return;
   }
   const runBatch = batchRunner(db);
-  port.on('message', (ops: unknown[]) => port.postMessage(runBatch(ops)));
+  const serve = (channel: MessagePort) =>
+    channel.on('message', (message: unknown[] | AttachMessage) => {
+      if (Array.isArray(message)) channel.postMessage(runBatch(message));
+      else serve(message.attach);
+    });
+  serve(port);
   port.postMessage({ startup: 'ready' } satisfies StartupMessage);
 };
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { collectOutput } from './child-output.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
+const WORKER = join(import.meta.dirname, '..', 'worker.ts');
 const START_TIMEOUT_MS = 15_000;
 const EXIT_TIMEOUT_MS = 15_000;
 
@@ -54,10 +55,15 @@ const withTimeout = <T>(promise: Promise<T>, timeoutMs: number, describe: () => 
  * Runs `node src/main.ts` with only the given configuration (none of the runner's own), on
  * 127.0.0.1 and an ephemeral port unless told otherwise.
  */
-export const runMain = (env: Record<string, string>): MainProcess => {
+export const runMain = (env: Record<string, string>): MainProcess => runEntry(MAIN, env);
+
+/** runMain for the webhook worker's entry, `node src/worker.ts`. */
+export const runWorker = (env: Record<string, string>): MainProcess => runEntry(WORKER, env);
+
+const runEntry = (entry: string, env: Record<string, string>): MainProcess => {
   const baseEnv: NodeJS.ProcessEnv = {};
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) baseEnv[name] = process.env[name];
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [entry], {
     cwd: tmpdir(),
     // No drain window unless a test asks for one: the others would only wait for it at every stop.
     env: { ...baseEnv, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PLANT_SHUTDOWN_DRAIN_MS: '0', ...env },
@@ -104,10 +110,16 @@ export const logLines = (stdout: string): LogLine[] =>
     .map((line) => JSON.parse(line) as LogLine);
 
 /** Starts main and resolves once it logs its URL. */
-export const startMain = async (env: Record<string, string>): Promise<RunningMain> => {
-  const server = runMain(env);
-  await server.waitForStdout(/"msg":"plant store listening"/);
-  const url = logLines(server.stdout()).find((line) => line.msg === 'plant store listening')?.url;
+export const startMain = (env: Record<string, string>): Promise<RunningMain> =>
+  started(runMain(env), 'plant store listening');
+
+/** Starts a webhook worker process and resolves once it logs the URL of its probes and metrics. */
+export const startWorker = (env: Record<string, string>): Promise<RunningMain> =>
+  started(runWorker(env), 'webhook worker listening');
+
+const started = async (server: MainProcess, message: string): Promise<RunningMain> => {
+  await server.waitForStdout(new RegExp(`"msg":"${message}"`));
+  const url = logLines(server.stdout()).find((line) => line.msg === message)?.url;
   if (url === undefined || !/^http:\/\/127\.0\.0\.1:\d+$/.test(url)) {
     throw new Error(`Unexpected listening line: ${server.stdout()}`);
   }

@@ -1,13 +1,14 @@
 import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
-import { WEBHOOK_DEFAULTS, type WebhookConfig } from '../config.ts';
+import type { WebhookConfig } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
+import { WEBHOOK_DEFAULTS } from './webhook-defaults.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 import { startWebhookRetention } from './webhook-retention.ts';
 
@@ -18,7 +19,13 @@ export type WebhookDeliveryOptions = {
   secrets?: SecretBox;
   logger: Logger;
   /** The service's metrics; the delivery metrics join its registry. */
-  metrics?: Metrics;
+  metrics?: Pick<Metrics, 'registry'>;
+  /**
+   * Subscribes to announcements of plants created in this process, so that the worker starts at
+   * once instead of at its next poll. Default: the store's own (`WebhookStore.onAnnounce`); a
+   * delivery thread hears them from the HTTP thread instead.
+   */
+  onAnnounce?: (listener: () => void) => () => void;
   /** How long an idle worker waits before looking for due deliveries again. Default 1000. */
   pollIntervalMs?: number;
   /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
@@ -35,6 +42,12 @@ export type WebhookDeliveryOptions = {
    * catches up once there is room again. Default 0.15; 0 never yields, above 1 always does.
    */
   yieldBelowIdleShare?: number;
+  /**
+   * Whether this event loop serves requests too, so that a busy one makes deliveries step back
+   * (BUSY_EVENT_LOOP). Default true; false where delivery has the event loop to itself (the delivery
+   * thread, the worker process), since busy there means busy delivering.
+   */
+  servesRequests?: boolean;
   /** How long stop() lets attempts in flight finish before cutting them off (they are retried later). Default 5000. */
   stopGraceMs?: number;
   /** Jitter source, for tests. */
@@ -85,7 +98,7 @@ const BUSY_EVENT_LOOP = 0.9;
  * or this event loop, which serves the requests, was busy more than BUSY_EVENT_LOOP of it. Either
  * way deliveries step back; once both have room they catch up.
  */
-const saturation = (idleShare: number): (() => boolean) => {
+const saturation = (idleShare: number, servesRequests: boolean): (() => boolean) => {
   let start = cpuTimes();
   let loop = performance.eventLoopUtilization();
   let startedAt = performance.now();
@@ -96,7 +109,8 @@ const saturation = (idleShare: number): (() => boolean) => {
       const total = now.total - start.total;
       const busy = performance.eventLoopUtilization(loop).utilization;
       saturated =
-        idleShare > 0 && ((total > 0 && (now.idle - start.idle) / total < idleShare) || busy > BUSY_EVENT_LOOP);
+        idleShare > 0 &&
+        ((total > 0 && (now.idle - start.idle) / total < idleShare) || (servesRequests && busy > BUSY_EVENT_LOOP));
       start = now;
       loop = performance.eventLoopUtilization();
       startedAt = performance.now();
@@ -187,6 +201,8 @@ export const startWebhookDelivery = ({
   perEndpoint = 4,
   stopGraceMs = 5_000,
   yieldBelowIdleShare = 0.15,
+  servesRequests = true,
+  onAnnounce = (listener) => store.webhooks.onAnnounce(listener),
   random = Math.random,
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
@@ -201,7 +217,7 @@ export const startWebhookDelivery = ({
   const inFlight = new Set<Promise<void>>();
   /** Attempts in flight by endpoint id, told to each claim so that it gives busy endpoints less. */
   const byEndpoint = new Map<string, number>();
-  const isSaturated = saturation(yieldBelowIdleShare);
+  const isSaturated = saturation(yieldBelowIdleShare, servesRequests);
   let stopping = false;
   /**
    * Ends the current pause early: on stop; and unless saturated, when an attempt frees its slot or
@@ -209,7 +225,7 @@ export const startWebhookDelivery = ({
    */
   let wake: (() => void) | undefined;
   let slotFreed: (() => void) | undefined;
-  const stopListening = store.webhooks.onAnnounce(() => slotFreed?.());
+  const stopListening = onAnnounce(() => slotFreed?.());
   const retention = startWebhookRetention({
     store: store.webhooks,
     retentionMs: config.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs,

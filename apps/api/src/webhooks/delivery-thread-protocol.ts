@@ -1,0 +1,21 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { DatabaseConfig, WebhookConfig } from '../config.ts';
+
+/** What the HTTP thread gives the delivery thread at its start. */
+export type DeliveryThreadData = {
+  webhooks: WebhookConfig;
+  logLevel: string;
+  /** PostgreSQL: the thread opens a pool of its own. */
+  database?: DatabaseConfig;
+  /** The embedded store: a channel to its SQLite worker (SqlitePlantStore.channel). */
+  sqlite?: MessagePort;
+};
+
+/** `announce`: plants were created here, deliveries are due; `stop`: drain and end; or a metrics scrape. */
+export type ToDeliveryThread = 'announce' | 'stop' | { metrics: number };
+
+/**
+ * `ready` once delivering; `stopped` once drained and closed; a scrape's answer in the text format;
+ * or a log line, which the HTTP thread writes with its own (see delivery-thread.ts).
+ */
+export type FromDeliveryThread = 'ready' | 'stopped' | { metrics: number; text: string } | { log: string };

@@ -1,0 +1,79 @@
+import { pino } from 'pino';
+import type { Config } from './config.ts';
+import { createMetrics } from './ops/metrics.ts';
+import { createOpsApp } from './ops/ops-routes.ts';
+import { closeServer, listenForOps } from './ops/ops-server.ts';
+import { describeDatabase, PostgresPlantStore } from './store/postgres-store.ts';
+import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
+import { sealStoredSecrets } from './webhooks/seal-stored-secrets.ts';
+import { plainSecrets, SecretKeyError, secretBox } from './webhooks/secret-box.ts';
+
+/**
+ * How often an idle worker process looks for due deliveries: the API replicas that announce them
+ * are other processes, whose announcements it cannot hear. A claim that finds nothing is one short
+ * query.
+ */
+export const WORKER_POLL_INTERVAL_MS = 250;
+
+const fail = (message: string): never => {
+  console.error(message);
+  process.exit(1);
+};
+
+/**
+ * Opens the PostgreSQL store (migrating it unless PLANT_DB_MIGRATE=false, as a replica does),
+ * delivers, serves /healthz, /readyz and /metrics on PLANT_METRICS_PORT (or PORT), and on
+ * SIGTERM/SIGINT lets the attempts in flight finish and be recorded before it exits.
+ */
+export const startWorkerService = async (config: Config): Promise<void> => {
+  const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
+  const database = config.database as NonNullable<Config['database']>;
+  const store = await PostgresPlantStore.open({
+    ...database,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
+  });
+  const metrics = createMetrics({ poolStats: () => store.poolStats() });
+  const secrets = config.webhooks.secretsKey === undefined ? plainSecrets : secretBox(config.webhooks.secretsKey);
+  try {
+    await sealStoredSecrets(store.webhooks, secrets, { logger, production: config.webhooks.production });
+  } catch (error) {
+    if (error instanceof SecretKeyError) fail(`Cannot start: ${error.message}`);
+    throw error;
+  }
+  const delivery = startWebhookDelivery({
+    store,
+    config: config.webhooks,
+    logger,
+    metrics,
+    secrets,
+    pollIntervalMs: WORKER_POLL_INTERVAL_MS,
+    servesRequests: false,
+    // Delivering is this process's whole job: it never steps back for a busy machine (the service's
+    // delivery thread does, for the requests beside it). Beside API replicas on one machine, give it
+    // a lower priority (nice) instead.
+    yieldBelowIdleShare: 0,
+  });
+  let draining = false;
+  const address = config.metrics ?? { port: config.port, host: config.host };
+  const ops = listenForOps(address, createOpsApp({ store, metrics, isDraining: () => draining, logger }), logger, {
+    message: 'webhook worker listening',
+    variable: config.metrics ? 'PLANT_METRICS_PORT' : 'PORT',
+  });
+  ops.once('listening', () => logger.info({ database: describeDatabase(database.url) }, 'delivering webhooks'));
+
+  const shutdown = async (signal: NodeJS.Signals) => {
+    // A second signal during the drain ends the process at once; the leases of attempts cut off
+    // run out and other workers take them over.
+    if (draining) fail('Stopped before the attempts in flight were recorded; they are retried once their leases end.');
+    draining = true;
+    logger.info({ signal }, 'shutting down');
+    // Probes keep answering (readiness failing) until the attempts in flight are recorded.
+    await delivery.stop();
+    await closeServer(ops);
+    await store.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', (signal) => void shutdown(signal));
+  process.on('SIGINT', (signal) => void shutdown(signal));
+};

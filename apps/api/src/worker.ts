@@ -1,0 +1,21 @@
+/**
+ * The webhook worker's entry point (`node dist/worker.js`): delivers webhooks and nothing else,
+ * beside API replicas started with PLANT_WEBHOOK_WORKER=off, on one PostgreSQL database. Several
+ * share the work through their leases. No API routes: /healthz, /readyz and /metrics only, and the
+ * drain on SIGTERM. A startup failure it knows ends the process with one line on stderr.
+ */
+import { ConfigError, loadConfig } from './config.ts';
+import { StoreUnavailableError } from './store/plant-store.ts';
+import { SchemaTooNewError } from './store/postgres-migrations.ts';
+
+const startupErrors = [ConfigError, SchemaTooNewError, StoreUnavailableError];
+
+try {
+  const config = loadConfig(process.env, 'worker');
+  const { startWorkerService } = await import('./worker-service.ts');
+  await startWorkerService(config);
+} catch (error) {
+  if (!startupErrors.some((type) => error instanceof type)) throw error;
+  console.error((error as Error).message);
+  process.exit(1);
+}

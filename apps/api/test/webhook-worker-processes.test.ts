@@ -1,0 +1,253 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseExactJson } from '@org/plant-contract';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { WORKER_NEEDS_DATABASE } from '../src/config.ts';
+import { httpRequest, postPlant } from '../src/testing/http-request.ts';
+import {
+  killAllMains,
+  logLines,
+  MAIN_TEST_TOKEN,
+  runWorker,
+  startMain,
+  startWorker,
+} from '../src/testing/main-process.ts';
+import type { TestDatabase } from '../src/testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+import { until } from '../src/testing/until.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.ts';
+
+/**
+ * Delivery as its own role: API replicas with PLANT_WEBHOOK_WORKER=off and webhook worker
+ * processes (node src/worker.ts) on one PostgreSQL database.
+ */
+
+const dataDirs: string[] = [];
+const receivers: WebhookReceiver[] = [];
+const databases: TestDatabase[] = [];
+
+afterEach(async () => {
+  await killAllMains();
+  for (const receiver of receivers.splice(0)) await receiver.stop();
+  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const database of databases.splice(0)) await database.drop();
+});
+afterAll(killAllMains);
+
+const WEBHOOK_ENV = {
+  PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
+  PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
+};
+const API_ONLY = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_WEBHOOK_WORKER: 'off' };
+
+const receiver = async () => {
+  const started = await startWebhookReceiver();
+  receivers.push(started);
+  return started;
+};
+
+const database = async () => {
+  const created = await freshDatabase('plant_worker_role');
+  databases.push(created);
+  return created.url;
+};
+
+const auth = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
+
+const register = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
+  const answer = await httpRequest(`${base}/webhooks`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ url }),
+  });
+  expect(answer.status, answer.text).toBe(201);
+  return answer.json() as { id: string; secret: string };
+};
+
+type Delivery = { id: string; plantId: number | bigint; status: string; attempts: number };
+
+const deliveries = async (base: string, endpointId: string): Promise<Delivery[]> => {
+  const answer = await httpRequest(`${base}/webhooks/${endpointId}/deliveries?limit=1000`, { headers: auth });
+  expect(answer.status, answer.text).toBe(200);
+  return parseExactJson(answer.text) as Delivery[];
+};
+
+/** The worker's count of deliveries with this outcome, from its /metrics. */
+const attempts = async (worker: string, outcome: string): Promise<number> => {
+  const { text } = await httpRequest(`${worker}/metrics`);
+  const line = text.split('\n').find((row) => row.startsWith(`plant_webhook_deliveries_total{outcome="${outcome}"}`));
+  return Number(line?.split(' ')[1]);
+};
+
+const createPlants = async (api: string, ids: bigint[]) => {
+  await Promise.all(
+    ids.map(async (id) => {
+      const answer = await postPlant(api, MAIN_TEST_TOKEN, { id, name: `Plant ${id}` });
+      expect(answer.status, answer.text).toBe(200);
+    }),
+  );
+};
+
+describe('the webhook worker entry', () => {
+  it('refuses to start on the embedded store, with one line', async () => {
+    const worker = runWorker({});
+    expect(await worker.exited()).toStrictEqual({ code: 1, signal: null });
+    expect(worker.stderr()).toBe(`${WORKER_NEEDS_DATABASE}\n`);
+  });
+
+  it('with PLANT_WEBHOOK_WORKER=off on the embedded store, delivers nothing and says so at start', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plant-worker-off-'));
+    dataDirs.push(dataDir);
+    const api = await startMain({ ...API_ONLY, PLANT_DATA_DIR: dataDir });
+    const hook = await receiver();
+    const endpoint = await register(api.url, hook.url);
+    await createPlants(api.url, [1n, 2n, 3n]);
+    // What an enabled worker would have delivered by now, many times over (its poll is 1 s).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(hook.received).toStrictEqual([]);
+    expect((await deliveries(api.url, endpoint.id)).map((delivery) => delivery.status)).toStrictEqual([
+      'pending',
+      'pending',
+      'pending',
+    ]);
+    expect(logLines(api.stdout()).find((line) => line.msg?.startsWith('PLANT_WEBHOOK_WORKER=off'))).toMatchObject({
+      level: 40,
+      msg: 'PLANT_WEBHOOK_WORKER=off on the embedded store: no process delivers webhooks until it is on again',
+    });
+  }, 20_000);
+});
+
+describe('the delivery thread of the service process (PLANT_WEBHOOK_WORKER=on, the default)', () => {
+  it('delivers, counted in the service’s /metrics, logged on its stdout, and records the attempt in flight at SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plant-worker-thread-'));
+    dataDirs.push(dataDir);
+    const env = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_DATA_DIR: dataDir };
+    const first = await startMain(env);
+    const hook = await receiver();
+    const endpoint = await register(first.url, hook.url);
+    hook.answer((_, index) => ({ status: index === 0 ? 503 : 200 }));
+    await createPlants(first.url, [1n]);
+    await hook.waitFor(2);
+    await until(
+      () => attempts(first.url, 'delivered'),
+      (delivered) => delivered === 1,
+    );
+    expect(await attempts(first.url, 'retry')).toBe(1);
+    // The thread's lines are written by the process's own log writer: whole JSON lines.
+    expect(logLines(first.stdout()).find((line) => line.msg === 'webhook attempt failed; will retry')).toMatchObject({
+      component: 'webhooks',
+      plantId: '1',
+      status: 503,
+    });
+
+    hook.answer({ status: 200, delayMs: 2_000 });
+    await createPlants(first.url, [2n]);
+    await hook.waitFor(3);
+    first.child.kill('SIGTERM');
+    expect(await first.exited()).toStrictEqual({ code: 0, signal: null });
+
+    const second = await startMain(env);
+    const list = await deliveries(second.url, endpoint.id);
+    expect(list.map(({ plantId, status, attempts }) => ({ plantId, status, attempts }))).toStrictEqual([
+      { plantId: 2, status: 'delivered', attempts: 1 },
+      { plantId: 1, status: 'delivered', attempts: 2 },
+    ]);
+    expect(hook.received).toHaveLength(3);
+  }, 30_000);
+});
+
+describeWithPostgres('webhook worker processes on one PostgreSQL', () => {
+  it('one API-only replica and two workers: every event reaches every endpoint exactly once, the work shared', async () => {
+    const url = await database();
+    const api = await startMain({ ...API_ONLY, DATABASE_URL: url });
+    const hooks = [await receiver(), await receiver()];
+    // Answers take a moment, as a real receiver's do: the first worker cannot take the whole backlog alone.
+    for (const hook of hooks) hook.answer({ status: 204, delayMs: 5 });
+    const endpoints = [await register(api.url, hooks[0]?.url ?? ''), await register(api.url, hooks[1]?.url ?? '')];
+    const workers = await Promise.all([1, 2].map(() => startWorker({ ...WEBHOOK_ENV, DATABASE_URL: url })));
+
+    const ids = Array.from({ length: 150 }, (_, index) => 9007199254740993n + BigInt(index));
+    await createPlants(api.url, ids);
+    // Replays announce nothing.
+    await createPlants(api.url, ids.slice(0, 10));
+
+    for (const [index, hook] of hooks.entries()) {
+      await hook.waitFor(ids.length, 30_000);
+      const endpoint = endpoints[index] as { id: string; secret: string };
+      const list = await until(
+        () => deliveries(api.url, endpoint.id),
+        (rows) => rows.length === ids.length && rows.every((row) => row.status === 'delivered'),
+        10_000,
+      );
+      expect(list.every((row) => row.attempts === 1)).toBe(true);
+      expect(new Set(list.map((row) => row.plantId))).toStrictEqual(new Set(ids));
+      // Each signed with the endpoint's secret, and each webhook-id a delivery of the list.
+      const verifier = new Webhook(endpoint.secret);
+      for (const request of hook.received) {
+        expect(() => verifier.verify(request.body, request.headers as Record<string, string>)).not.toThrow();
+      }
+      expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(
+        new Set(list.map((row) => row.id)),
+      );
+    }
+    // Long enough for a second copy of any delivery to arrive (the workers poll every 250 ms).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    for (const hook of hooks) expect(hook.received).toHaveLength(ids.length);
+    const shares = await Promise.all(workers.map((worker) => attempts(worker.url, 'delivered')));
+    expect(shares.reduce((sum, share) => sum + share, 0)).toBe(2 * ids.length);
+    expect(Math.min(...shares), `deliveries per worker: ${shares}`).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('PLANT_WEBHOOK_WORKER=off delivers nothing; a worker started later delivers the backlog', async () => {
+    const url = await database();
+    const api = await startMain({ ...API_ONLY, DATABASE_URL: url });
+    const hook = await receiver();
+    const endpoint = await register(api.url, hook.url);
+    const ids = [1n, 2n, 3n, 4n, 5n];
+    await createPlants(api.url, ids);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(hook.received).toStrictEqual([]);
+    expect((await deliveries(api.url, endpoint.id)).every((row) => row.status === 'pending')).toBe(true);
+
+    await startWorker({ ...WEBHOOK_ENV, DATABASE_URL: url });
+    await hook.waitFor(ids.length, 10_000);
+    expect(hook.received.map((request) => JSON.parse(request.body).id).sort()).toStrictEqual([1, 2, 3, 4, 5]);
+  }, 30_000);
+
+  it('serves /healthz, /readyz and /metrics but no API route, and drains on SIGTERM: the attempt in flight is recorded', async () => {
+    const url = await database();
+    const api = await startMain({ ...API_ONLY, DATABASE_URL: url });
+    const hook = await receiver();
+    const endpoint = await register(api.url, hook.url);
+    const worker = await startWorker({ ...WEBHOOK_ENV, DATABASE_URL: url });
+
+    expect((await httpRequest(`${worker.url}/healthz`)).json()).toStrictEqual({ status: 'ok' });
+    expect((await httpRequest(`${worker.url}/readyz`)).json()).toStrictEqual({ status: 'ready' });
+    const metrics = await httpRequest(`${worker.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain('plant_webhook_deliveries_pending 0');
+    expect(metrics.text).toContain('plant_store_pool_connections{state="total"}');
+    const plants = await httpRequest(`${worker.url}/plants`, { headers: auth });
+    expect([plants.status, plants.json()]).toMatchObject([404, { error: 404 }]);
+
+    // The receiver takes 2 s to answer: the worker is told to stop while the attempt is in flight,
+    // and stops only once it is answered and recorded (within its 5 s grace).
+    hook.answer({ status: 200, delayMs: 2_000 });
+    await createPlants(api.url, [42n]);
+    await hook.waitFor(1, 10_000);
+    worker.child.kill('SIGTERM');
+    const draining = await until(
+      () => httpRequest(`${worker.url}/readyz`),
+      (answer) => answer.status === 503,
+      1_500,
+    );
+    expect(draining.json()).toMatchObject({ error: 503 });
+    expect(await worker.exited()).toStrictEqual({ code: 0, signal: null });
+    expect(logLines(worker.stdout()).map((line) => line.msg)).toContain('stopped');
+    const [recorded] = await deliveries(api.url, endpoint.id);
+    expect(recorded).toMatchObject({ plantId: 42, status: 'delivered', attempts: 1 });
+    expect(hook.received.map((request) => request.headers['webhook-id'])).toStrictEqual([recorded?.id]);
+  }, 30_000);
+});
