@@ -126,10 +126,15 @@ describe('the delivery thread of the service process (PLANT_WEBHOOK_WORKER=on, t
     const env = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_DATA_DIR: dataDir };
     const first = await startMain(env);
     const hook = await receiver();
+    const lazyStart = 'a plant was announced to a webhook endpoint: starting webhook delivery';
+    const startedLazily = (output: string) => logLines(output).some((line) => line.msg === lazyStart);
     const endpoint = await register(first.url, hook.url);
+    // No endpoint at start: no thread until a create announces a plant.
+    expect(startedLazily(first.stdout())).toBe(false);
     hook.answer((_, index) => ({ status: index === 0 ? 503 : 200 }));
     await createPlants(first.url, [1n]);
     await hook.waitFor(2);
+    expect(startedLazily(first.stdout())).toBe(true);
     await until(
       () => attempts(first.url, 'delivered'),
       (delivered) => delivered === 1,
