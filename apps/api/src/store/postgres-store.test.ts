@@ -241,24 +241,6 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(await store.get(2n)).toStrictEqual(stored[1]);
   });
 
-  it('wakes the delivery worker only after creates that announced something', async () => {
-    const store = await openStore((await database()).url);
-    let wakes = 0;
-    store.webhooks.onAnnounce(() => {
-      wakes += 1;
-    });
-    await Promise.all([store.create({ id: 1n, name: 'Unheard' }), store.create({ id: 2n, name: 'Unheard' })]);
-    expect(wakes).toBe(0);
-    await store.webhooks.createEndpoint(
-      { id: 'ep_1', url: 'https://hooks.example/plants', secret: 'whsec_test', createdAt: new Date() },
-      10,
-    );
-    await Promise.all([store.create({ id: 3n, name: 'Heard' }), store.create({ id: 1n, name: 'Unheard' })]);
-    expect(wakes).toBe(1);
-    await store.create({ id: 3n, name: 'Heard' });
-    expect(wakes).toBe(1);
-  });
-
   it('refuses to open with one clear line when its role may not create the schema', async () => {
     const { url, name } = await database();
     const admin = await connect(url);

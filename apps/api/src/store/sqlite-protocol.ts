@@ -12,7 +12,8 @@ import type { MessagePort } from 'node:worker_threads';
  */
 export type Operations = {
   /** → true when inserted, else the stored [name, tag]. */
-  create: { args: [id: bigint, name: string, tag: string | null]; result: true | PlantRow };
+  /** `true` when stored, `'announced'` when stored and announced to the webhook outbox, else the row met. */
+  create: { args: [id: bigint, name: string, tag: string | null]; result: true | 'announced' | PlantRow };
   /** → whether a row was deleted. */
   delete: { args: [id: bigint]; result: boolean };
   /** → the stored [name, tag], or null. */

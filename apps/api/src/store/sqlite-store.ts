@@ -62,7 +62,7 @@ const toPlant = (id: bigint, name: string, tag: string | null): StoredPlant =>
   tag === null ? { id, name } : { id, name, tag };
 
 const decodeCreate = (plant: StoredPlant, result: OpResult<'create'>): CreateOutcome => {
-  if (result === true) return { outcome: 'created', plant };
+  if (result === true || result === 'announced') return { outcome: 'created', plant };
   const [name, tag] = result;
   const existing = toPlant(plant.id, name, tag);
   return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
@@ -506,16 +506,17 @@ export class SqlitePlantStore implements PlantStore {
         : new StoreUnavailableError('The embedded database could not commit the write.', {
             cause: reviveError(reply[0]),
           });
-    let created = false;
+    // Listeners hear of creates that announced a plant: with no endpoint enabled there is nothing to deliver.
+    let announced = false;
     for (const [index, pending] of batch.entries()) {
       const result = reply[index + 1];
       if (result === undefined) pending.reject(failure);
       else {
-        if (result === true && pending.decode === decodeCreate) created = true;
+        if (result === 'announced' && pending.decode === decodeCreate) announced = true;
         pending.resolve(pending.decode(pending.input as never, result));
       }
     }
-    if (created) this.#announced.notify();
+    if (announced) this.#announced.notify();
     if (this.#queued.length > 0 || this.#background.length > 0) this.#schedule();
     else {
       this.#worker.unref();

@@ -281,8 +281,9 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       beginWrite();
       if (insert.run(id, name, tag).changes !== 1) return select.get(id) as unknown as PlantRow;
       // Same transaction as the plant: a create acknowledged is an announcement owed.
-      if (announcing) webhooks.announce.run(id, name, tag, now);
-      return true;
+      if (!announcing) return true;
+      webhooks.announce.run(id, name, tag, now);
+      return 'announced';
     },
     delete: (id) => {
       beginWrite();

@@ -264,6 +264,22 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await claim(10, 60_000)).toStrictEqual([]);
     });
 
+    it("tells the process's listeners only of creates that announced a plant to an enabled endpoint", async () => {
+      let heard = 0;
+      const stopListening = store().webhooks.onAnnounce(() => {
+        heard += 1;
+      });
+      await Promise.all([store().create({ id: 1n, name: 'Unheard' }), store().create({ id: 2n, name: 'Unheard' })]);
+      expect(heard).toBe(0);
+      await register();
+      await Promise.all([store().create({ id: 3n, name: 'Heard' }), store().create({ id: 1n, name: 'Unheard' })]);
+      expect(heard).toBe(1);
+      // A replay announces nothing.
+      await store().create({ id: 3n, name: 'Heard' });
+      expect(heard).toBe(1);
+      stopListening();
+    });
+
     it('announces each created plant to each enabled endpoint once, exactly; replays and conflicts announce nothing', async () => {
       const a = await register();
       const b = await register();
