@@ -1,31 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseExactJson } from '@org/plant-contract';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { httpRequest, postPlant } from '../src/testing/http-request.ts';
-import { killAllMains, MAIN_TEST_TOKEN, startMain } from '../src/testing/main-process.ts';
-import type { TestDatabase } from '../src/testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+import { describe, expect, it } from 'vitest';
+import { postPlant } from '../src/testing/http-request.ts';
+import { MAIN_TEST_TOKEN, startMain } from '../src/testing/main-process.ts';
+import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
+import {
+  listDeliveries as deliveries,
+  processFixtures,
+  registerEndpoint as register,
+} from '../src/testing/process-fixtures.ts';
 import { until } from '../src/testing/until.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.ts';
 
 /** The real service processes (node src/main.ts), killed for real. */
 
-const dataDirs: string[] = [];
-const receivers: WebhookReceiver[] = [];
-const databases: TestDatabase[] = [];
-
-afterEach(async () => {
-  await killAllMains();
-  for (const receiver of receivers.splice(0)) await receiver.close();
-  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  for (const database of databases.splice(0)) await database.drop();
-});
-afterAll(killAllMains);
+const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_webhooks');
 
 const WEBHOOK_ENV = {
   PLANT_API_TOKENS: MAIN_TEST_TOKEN,
@@ -33,36 +22,9 @@ const WEBHOOK_ENV = {
   PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
 };
 
-const receiver = async () => {
-  const started = await startWebhookReceiver();
-  receivers.push(started);
-  return started;
-};
-
-const auth = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
-
-const register = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
-  const answer = await httpRequest(`${base}/webhooks`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ url }),
-  });
-  expect(answer.status, answer.text).toBe(201);
-  return answer.json() as { id: string; secret: string };
-};
-
-type Delivery = { id: string; plantId: number | bigint; status: string; attempts: number };
-
-const deliveries = async (base: string, endpointId: string): Promise<Delivery[]> => {
-  const answer = await httpRequest(`${base}/webhooks/${endpointId}/deliveries?limit=1000`, { headers: auth });
-  expect(answer.status, answer.text).toBe(200);
-  return parseExactJson(answer.text) as Delivery[];
-};
-
 describe('webhooks in the service process', () => {
   it('delivers a plant acknowledged just before kill -9, after the restart', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'plant-webhook-kill-'));
-    dataDirs.push(dataDir);
+    const dataDir = makeDataDir('plant-webhook-kill-');
     const env = { ...WEBHOOK_ENV, PLANT_DATA_DIR: dataDir, PLANT_WEBHOOK_TIMEOUT_MS: '60000' };
     const hook = await receiver();
     // Nothing is acknowledged before the kill: an attempt already under way never gets its answer.
@@ -124,8 +86,7 @@ const createUnderLoad = async (base: string, ids: readonly bigint[], connections
 
 describeWithPostgres('webhooks with two replicas on one PostgreSQL', () => {
   it('under concurrent load, stores each id once and delivers each event to each endpoint exactly once', async () => {
-    const database = await freshDatabase('plant_webhooks');
-    databases.push(database);
+    const database = await freshTestDatabase();
     const env = { ...WEBHOOK_ENV, DATABASE_URL: database.url };
     const replicas = await Promise.all([startMain(env), startMain(env)]);
     const [a, b] = replicas.map((replica) => replica.url) as [string, string];

@@ -1,55 +1,20 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpRequest, postPlant } from '../src/testing/http-request.ts';
-import {
-  killAllMains,
-  logLines,
-  MAIN_TEST_TOKEN,
-  type MainProcess,
-  runMain,
-  startMain,
-} from '../src/testing/main-process.ts';
-import type { TestDatabase } from '../src/testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.ts';
+import { logLines, MAIN_TEST_TOKEN, type MainProcess, runMain, startMain } from '../src/testing/main-process.ts';
+import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
+import { MAIN_AUTH as auth, processFixtures, registerEndpoint as register } from '../src/testing/process-fixtures.ts';
 import { keyIdOf } from '../src/webhooks/secret-box.ts';
 
 /** The real service processes (node src/main.ts) with and without PLANT_WEBHOOK_SECRETS_KEY. */
-const dataDirs: string[] = [];
-const receivers: WebhookReceiver[] = [];
-const databases: TestDatabase[] = [];
-afterEach(async () => {
-  await killAllMains();
-  for (const receiver of receivers.splice(0)) await receiver.close();
-  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  for (const database of databases.splice(0)) await database.drop();
-});
-afterAll(killAllMains);
+const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_webhook_secrets');
 
 const KEY = Buffer.alloc(32, 11);
 const OTHER_KEY = Buffer.alloc(32, 12);
 const ENV = { PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true' };
-const auth = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
-
-const receiver = async () => {
-  const started = await startWebhookReceiver();
-  receivers.push(started);
-  return started;
-};
-
-const register = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
-  const answer = await httpRequest(`${base}/webhooks`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ url }),
-  });
-  expect(answer.status, answer.text).toBe(201);
-  return answer.json() as { id: string; secret: string };
-};
 
 /** Whether `haystack` holds the secret in any form a copy of the data would give it away in. */
 const holdsSecret = (haystack: Buffer, secret: string): boolean => {
@@ -64,8 +29,7 @@ const stopGracefully = async (main: MainProcess) => {
 
 describe('webhook secrets at rest, embedded store', () => {
   it('encrypts plain secrets on the first start with a key; without that key the service refuses to start', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'plant-webhook-secrets-'));
-    dataDirs.push(dataDir);
+    const dataDir = makeDataDir('plant-webhook-secrets-');
     const files = () => Buffer.concat(readdirSync(dataDir).map((name) => readFileSync(join(dataDir, name))));
     const hook = await receiver();
 
@@ -111,8 +75,7 @@ describe('webhook secrets at rest, embedded store', () => {
 
 describeWithPostgres('webhook secrets at rest, PostgreSQL', () => {
   it('keeps no secret in the table once a key is set, for new and for existing endpoints', async () => {
-    const database = await freshDatabase('plant_webhook_secrets');
-    databases.push(database);
+    const database = await freshTestDatabase();
     const table = async () => {
       const client = new pg.Client({ connectionString: database.url });
       await client.connect();

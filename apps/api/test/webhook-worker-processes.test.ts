@@ -1,40 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseExactJson } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WORKER_NEEDS_DATABASE } from '../src/config.ts';
 import { httpRequest, postPlant } from '../src/testing/http-request.ts';
+import { logLines, MAIN_TEST_TOKEN, runWorker, startMain, startWorker } from '../src/testing/main-process.ts';
+import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
 import {
-  killAllMains,
-  logLines,
-  MAIN_TEST_TOKEN,
-  runWorker,
-  startMain,
-  startWorker,
-} from '../src/testing/main-process.ts';
-import type { TestDatabase } from '../src/testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+  MAIN_AUTH as auth,
+  listDeliveries as deliveries,
+  processFixtures,
+  registerEndpoint as register,
+} from '../src/testing/process-fixtures.ts';
 import { until } from '../src/testing/until.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../src/testing/webhook-receiver.ts';
 
 /**
  * Delivery as its own role: API replicas with PLANT_WEBHOOK_WORKER=off and webhook worker
  * processes (node src/worker.ts) on one PostgreSQL database.
  */
 
-const dataDirs: string[] = [];
-const receivers: WebhookReceiver[] = [];
-const databases: TestDatabase[] = [];
-
-afterEach(async () => {
-  await killAllMains();
-  for (const receiver of receivers.splice(0)) await receiver.stop();
-  for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  for (const database of databases.splice(0)) await database.drop();
-});
-afterAll(killAllMains);
+const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_worker_role');
 
 const WEBHOOK_ENV = {
   PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
@@ -42,37 +25,7 @@ const WEBHOOK_ENV = {
 };
 const API_ONLY = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_WEBHOOK_WORKER: 'off' };
 
-const receiver = async () => {
-  const started = await startWebhookReceiver();
-  receivers.push(started);
-  return started;
-};
-
-const database = async () => {
-  const created = await freshDatabase('plant_worker_role');
-  databases.push(created);
-  return created.url;
-};
-
-const auth = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
-
-const register = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
-  const answer = await httpRequest(`${base}/webhooks`, {
-    method: 'POST',
-    headers: auth,
-    body: JSON.stringify({ url }),
-  });
-  expect(answer.status, answer.text).toBe(201);
-  return answer.json() as { id: string; secret: string };
-};
-
-type Delivery = { id: string; plantId: number | bigint; status: string; attempts: number };
-
-const deliveries = async (base: string, endpointId: string): Promise<Delivery[]> => {
-  const answer = await httpRequest(`${base}/webhooks/${endpointId}/deliveries?limit=1000`, { headers: auth });
-  expect(answer.status, answer.text).toBe(200);
-  return parseExactJson(answer.text) as Delivery[];
-};
+const database = async () => (await freshTestDatabase()).url;
 
 /** The worker's count of deliveries with this outcome, from its /metrics. */
 const attempts = async (worker: string, outcome: string): Promise<number> => {
@@ -98,8 +51,7 @@ describe('the webhook worker entry', () => {
   });
 
   it('with PLANT_WEBHOOK_WORKER=off on the embedded store, delivers nothing and says so at start', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'plant-worker-off-'));
-    dataDirs.push(dataDir);
+    const dataDir = makeDataDir('plant-worker-off-');
     const api = await startMain({ ...API_ONLY, PLANT_DATA_DIR: dataDir });
     const hook = await receiver();
     const endpoint = await register(api.url, hook.url);
@@ -121,8 +73,7 @@ describe('the webhook worker entry', () => {
 
 describe('the delivery thread of the service process (PLANT_WEBHOOK_WORKER=on, the default)', () => {
   it('delivers, counted in the service’s /metrics, logged on its stdout, and records the attempt in flight at SIGTERM', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'plant-worker-thread-'));
-    dataDirs.push(dataDir);
+    const dataDir = makeDataDir('plant-worker-thread-');
     const env = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_DATA_DIR: dataDir };
     const first = await startMain(env);
     const hook = await receiver();

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseExactJson } from '@org/plant-contract';
+import { afterAll, afterEach, expect } from 'vitest';
+import { httpRequest } from './http-request.ts';
+import { killAllMains, MAIN_TEST_TOKEN } from './main-process.ts';
+import type { TestDatabase } from './postgres-server.ts';
+import { freshDatabase } from './postgres-test-database.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
+
+/**
+ * What a test of service processes makes for itself, undone after it: the processes are killed,
+ * receivers closed, data directories removed and databases dropped.
+ */
+export const processFixtures = (databasePrefix: string) => {
+  const dataDirs: string[] = [];
+  const receivers: WebhookReceiver[] = [];
+  const databases: TestDatabase[] = [];
+  afterEach(async () => {
+    await killAllMains();
+    for (const receiver of receivers.splice(0)) await receiver.close();
+    for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    for (const database of databases.splice(0)) await database.drop();
+  });
+  afterAll(killAllMains);
+  return {
+    dataDir: (prefix: string): string => {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      dataDirs.push(dir);
+      return dir;
+    },
+    receiver: async (): Promise<WebhookReceiver> => {
+      const started = await startWebhookReceiver();
+      receivers.push(started);
+      return started;
+    },
+    database: async (): Promise<TestDatabase> => {
+      const created = await freshDatabase(databasePrefix);
+      databases.push(created);
+      return created;
+    },
+  };
+};
+
+/** The Authorization header of the processes' token. */
+export const MAIN_AUTH = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
+
+/** Registers a webhook endpoint with the process at `base`. */
+export const registerEndpoint = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
+  const answer = await httpRequest(`${base}/webhooks`, {
+    method: 'POST',
+    headers: MAIN_AUTH,
+    body: JSON.stringify({ url }),
+  });
+  expect(answer.status, answer.text).toBe(201);
+  return answer.json() as { id: string; secret: string };
+};
+
+export type ListedDelivery = { id: string; plantId: number | bigint; status: string; attempts: number };
+
+/** An endpoint's deliveries, newest first, as the process at `base` lists them. */
+export const listDeliveries = async (base: string, endpointId: string): Promise<ListedDelivery[]> => {
+  const answer = await httpRequest(`${base}/webhooks/${endpointId}/deliveries?limit=1000`, { headers: MAIN_AUTH });
+  expect(answer.status, answer.text).toBe(200);
+  return parseExactJson(answer.text) as ListedDelivery[];
+};
