@@ -30,11 +30,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort } from '../apps/api/src/testing/free-port.ts';
 
 type Manifest = {
   name: string;
@@ -84,18 +84,6 @@ const stopChildren = () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
 };
 process.on('exit', stopChildren);
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 
 /**
  * Starts `node <args>` and waits until `ready` (given what it printed so far) yields a value,

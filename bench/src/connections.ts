@@ -11,10 +11,10 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort } from '@org/plant-api/testing/free-port';
 import { describeMachine, machineLine } from './machine.ts';
 import { startServer } from './server-process.ts';
 import { BENCH_TOKEN, createTargets, type Target } from './targets.ts';
@@ -69,16 +69,6 @@ const admittedP99Ms = (metrics: string): number | undefined => {
   if (total === 0) return undefined;
   return (buckets.find((bucket) => bucket.count >= total * 0.99)?.le ?? Number.POSITIVE_INFINITY) * 1000;
 };
-
-/** A port free right now, for the metrics listener (which must be told its port in advance). */
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createNetServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 
 const runLevel = async (target: Target, connections: number, seconds: number, firstId: number) => {
   const instance = await target.instance();

@@ -7,12 +7,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseImages } from '../src/testing/base-images.ts';
 import { docker, dockerBuild, dockerEngine } from '../src/testing/docker-engine.ts';
+import { freePort } from '../src/testing/free-port.ts';
 import { httpRequest, type NoAnswerError, postPlant } from '../src/testing/http-request.ts';
 import type { TestDatabase } from '../src/testing/postgres-server.ts';
 import { freshDatabase, postgresAdminUrl } from '../src/testing/postgres-test-database.ts';
@@ -42,18 +42,6 @@ const revision = (() => {
   }
 })();
 
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '0.0.0.0', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-
 const cleanups: (() => Promise<unknown>)[] = [];
 const removeLater = (kind: 'container' | 'volume', name: string) =>
   cleanups.push(() => docker([kind, 'rm', '-f', name]).catch(() => undefined));
@@ -70,7 +58,7 @@ type Container = { id: string; url: string; port: number };
 
 /** `docker run -d` of the image on a free host port, with the token and the given settings. */
 const runContainer = async (options: { volume?: string; env?: Record<string, string> } = {}): Promise<Container> => {
-  const port = await freePort();
+  const port = await freePort('0.0.0.0');
   const env = { PORT: String(port), PLANT_API_TOKENS: TOKEN, ...options.env };
   const id = await docker([
     'run',

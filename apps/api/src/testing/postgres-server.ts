@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './free-port.ts';
 
 /**
  * A throwaway PostgreSQL server for tests, from the binaries installed on the machine: no
@@ -54,18 +54,6 @@ const serverUser = (): { uid: number; gid: number } | undefined => {
   }
   throw new Error('Running as root, and neither a postgres nor a nobody user exists to run PostgreSQL as.');
 };
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 
 /** Direct children of `pid` (Linux /proc; elsewhere none are found, and only the postmaster is signalled). */
 const childrenOf = (pid: number): number[] => {
