@@ -8,11 +8,10 @@
  *   pnpm --filter @org/plant-bench webhook-drain [--plants 5000] [--rounds 3]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startHeldReceiver } from './held-receiver.ts';
 import { post, startServer } from './server-process.ts';
 import { median } from './stats.ts';
 import { BENCH_HEADERS, createTargets, sendCreates } from './targets.ts';
@@ -28,49 +27,6 @@ const ROUNDS = Number(values.rounds);
 const IN_FLIGHT = 10;
 /** Longer than a round: the hanging receiver holds its slots throughout, the held requests survive. */
 const TIMEOUT_MS = 120_000;
-
-/** A receiver that holds every request until `open()`, then answers each (held or new) 204. */
-const startReceiver = async ({ hang }: { hang: boolean }) => {
-  const held: ServerResponse[] = [];
-  const seen = new Set<string>();
-  let open = false;
-  let onCount: (() => void) | undefined;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      seen.add(body);
-      onCount?.();
-      if (open && !hang) res.writeHead(204).end();
-      else held.push(res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const until = (count: number) =>
-    new Promise<void>((resolve) => {
-      onCount = () => {
-        if (seen.size < count) return;
-        onCount = undefined;
-        resolve();
-      };
-      onCount();
-    });
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    until,
-    open: () => {
-      open = true;
-      for (const res of held.splice(0)) res.writeHead(204).end();
-    },
-    close: () => {
-      for (const res of held.splice(0)) res.destroy();
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-};
 
 /** Creates PLANTS plants, IN_FLIGHT at a time. */
 const createPlants = (url: string): Promise<void> => sendCreates(url, 1, PLANTS, IN_FLIGHT);
@@ -92,11 +48,11 @@ const drainRate = async (withHanging: boolean): Promise<number> => {
     PLANT_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
   };
   const server = await startServer({ ...instance.command, env }, join(dir, 'server.log'));
-  const hanging = await startReceiver({ hang: true });
-  const healthy = await startReceiver({ hang: false });
+  const hanging = await startHeldReceiver({ hang: true });
+  const healthy = await startHeldReceiver();
   try {
-    if (withHanging) await subscribe(server.url, hanging.url);
-    await subscribe(server.url, healthy.url);
+    if (withHanging) await subscribe(server.url, hanging.url());
+    await subscribe(server.url, healthy.url());
     await createPlants(server.url);
     // The worker has its first attempts out, held by the receiver: the rest is the backlog.
     await healthy.until(1);

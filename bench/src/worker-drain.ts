@@ -11,11 +11,10 @@
  *   pnpm --filter @org/plant-bench worker-drain [--plants 5000] [--endpoints 4] [--workers 1,2] [--smoke]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startHeldReceiver } from './held-receiver.ts';
 import { openPostgres } from './postgres.ts';
 import { post, type RunningServer, startServer } from './server-process.ts';
 import { API_DIR, API_SERVICE, API_WORKER, apiEnv, BENCH_HEADERS, sendCreates } from './targets.ts';
@@ -36,46 +35,6 @@ const LEVELS = values.smoke ? [1] : (values.workers ?? '').split(',').map(Number
 const IN_FLIGHT = 10;
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** A receiver counting distinct webhook-ids, holding every request until `open()`. */
-const startReceiver = async () => {
-  const held: ServerResponse[] = [];
-  const seen = new Set<string>();
-  let open = false;
-  let onCount: (() => void) | undefined;
-  const server = createServer((req, res) => {
-    req.resume().on('end', () => {
-      seen.add(String(req.headers['webhook-id']));
-      onCount?.();
-      if (open) res.writeHead(204).end();
-      else held.push(res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    /** One URL per endpoint: one receiver, one endpoint. */
-    url: (endpoint: number) => `${base}/hook/${endpoint}`,
-    until: (count: number) =>
-      new Promise<void>((resolve) => {
-        onCount = () => {
-          if (seen.size < count) return;
-          onCount = undefined;
-          resolve();
-        };
-        onCount();
-      }),
-    open: () => {
-      open = true;
-      for (const res of held.splice(0)) res.writeHead(204).end();
-    },
-    close: () => {
-      for (const res of held.splice(0)) res.destroy();
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-};
-
 /** User and system CPU seconds of a live process so far, from /proc/<pid>/stat. */
 const cpuSeconds = (pid: number): number => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -93,7 +52,7 @@ const drain = async (workerCount: number) => {
   const database = await postgres.createDatabase();
   const dir = mkdtempSync(join(tmpdir(), 'plant-bench-workers-'));
   const env = { ...apiEnv(dir), DATABASE_URL: database.url, PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true' };
-  const receiver = await startReceiver();
+  const receiver = await startHeldReceiver();
   const servers: RunningServer[] = [];
   try {
     const api = await startServer(
@@ -102,7 +61,11 @@ const drain = async (workerCount: number) => {
     );
     servers.push(api);
     for (let endpoint = 0; endpoint < ENDPOINTS; endpoint++) {
-      const answer = await post(`${api.url}/webhooks`, BENCH_HEADERS, JSON.stringify({ url: receiver.url(endpoint) }));
+      const answer = await post(
+        `${api.url}/webhooks`,
+        BENCH_HEADERS,
+        JSON.stringify({ url: receiver.url(`hook/${endpoint}`) }),
+      );
       if (answer.status !== 201) throw new Error(`POST /webhooks answered ${answer.status} ${answer.body}`);
     }
     await sendCreates(api.url, 1, PLANTS, IN_FLIGHT);

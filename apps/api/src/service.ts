@@ -15,8 +15,7 @@ import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
 import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
-import { sealStoredSecrets } from './webhooks/seal-stored-secrets.ts';
-import { plainSecrets, SecretKeyError, secretBox } from './webhooks/secret-box.ts';
+import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
 import { startDeliveryThread } from './webhooks/threaded-delivery.ts';
 
 /** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
@@ -89,13 +88,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     // data directory may turn out to be another process's.
     store = await (sqlite ?? SqlitePlantStore.open(config.dataDir));
   }
-  const secrets = config.webhooks.secretsKey === undefined ? plainSecrets : secretBox(config.webhooks.secretsKey);
-  try {
-    await sealStoredSecrets(store.webhooks, secrets, { logger, production: config.webhooks.production });
-  } catch (error) {
-    if (error instanceof SecretKeyError) fail(`Cannot start: ${error.message}`);
-    throw error;
-  }
+  const secrets = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
   let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =

@@ -5,8 +5,7 @@ import { createOpsApp } from './ops/ops-routes.ts';
 import { closeServer, listenForOps } from './ops/ops-server.ts';
 import { describeDatabase, PostgresPlantStore } from './store/postgres-store.ts';
 import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
-import { sealStoredSecrets } from './webhooks/seal-stored-secrets.ts';
-import { plainSecrets, SecretKeyError, secretBox } from './webhooks/secret-box.ts';
+import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
 
 /**
  * How often an idle worker process looks for due deliveries: the API replicas that announce them
@@ -33,13 +32,7 @@ export const startWorkerService = async (config: Config): Promise<void> => {
     onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
   });
   const metrics = createMetrics({ poolStats: () => store.poolStats() });
-  const secrets = config.webhooks.secretsKey === undefined ? plainSecrets : secretBox(config.webhooks.secretsKey);
-  try {
-    await sealStoredSecrets(store.webhooks, secrets, { logger, production: config.webhooks.production });
-  } catch (error) {
-    if (error instanceof SecretKeyError) fail(`Cannot start: ${error.message}`);
-    throw error;
-  }
+  const secrets = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
   const delivery = startWebhookDelivery({
     store,
     config: config.webhooks,

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { WebhookStore } from '../store/webhook-store.ts';
-import { isSealed, type SecretBox, SecretKeyError, sealedWith } from './secret-box.ts';
+import { isSealed, plainSecrets, type SecretBox, SecretKeyError, sealedWith, secretBox } from './secret-box.ts';
 
 /**
  * Run at start, before anything is delivered: makes sure every stored secret can be opened with
@@ -39,4 +39,25 @@ export const sealStoredSecrets = async (
     if (!isSealed(value) && (await store.replaceSecret(id, which, value, secrets.seal(id, value)))) sealed += 1;
   }
   if (sealed > 0) logger.info({ sealed, keyId: secrets.keyId }, 'webhook signing secrets encrypted');
+};
+
+/**
+ * What a process that reads webhook secrets runs at start (the service and the worker): the secret
+ * box of PLANT_WEBHOOK_SECRETS_KEY (or none), once sealStoredSecrets made sure it opens every stored
+ * secret. A key that cannot ends the start with one line, through `fail`.
+ */
+export const openWebhookSecrets = async (
+  store: WebhookStore,
+  { secretsKey, production }: { secretsKey?: Buffer | undefined; production: boolean },
+  logger: Logger,
+  fail: (message: string) => never,
+): Promise<SecretBox> => {
+  const secrets = secretsKey === undefined ? plainSecrets : secretBox(secretsKey);
+  try {
+    await sealStoredSecrets(store, secrets, { logger, production });
+  } catch (error) {
+    if (error instanceof SecretKeyError) fail(`Cannot start: ${error.message}`);
+    throw error;
+  }
+  return secrets;
 };
