@@ -35,6 +35,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../apps/api/src/testing/free-port.ts';
+import { strictConsumerTsconfig } from '../packages/client/src/testing/consumer-project.ts';
 
 type Manifest = {
   name: string;
@@ -309,22 +310,7 @@ try {
       2,
     ),
   );
-  writeFileSync(
-    join(consumer, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'es2022',
-        lib: ['es2022'],
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        types: ['node'],
-        strict: true,
-        skipLibCheck: false,
-        outDir: 'dist',
-      },
-      include: ['consumer.ts'],
-    }),
-  );
+  writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(strictConsumerTsconfig));
   copyFileSync(join(root, 'scripts/release-rehearsal/consumer.ts'), join(consumer, 'consumer.ts'));
   // Packages from the public registry come from this machine's cache where it has them.
   await run('pnpm', ['install', '--prefer-offline', '--no-frozen-lockfile'], consumer);

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Api,
+  strictConsumerTsconfig as consumerTsconfig,
   expectBuilt,
   packageDirs as packages,
   packPackages,
@@ -106,20 +107,6 @@ console.log(
   }),
 );
 `;
-
-const consumerTsconfig = {
-  compilerOptions: {
-    target: 'es2022',
-    lib: ['es2022'],
-    module: 'nodenext',
-    moduleResolution: 'nodenext',
-    types: ['node'],
-    strict: true,
-    skipLibCheck: false,
-    outDir: 'dist',
-  },
-  include: ['consumer.ts'],
-};
 
 /** A browser app: DOM types only, no @types/node. */
 const browserTs = `

@@ -94,3 +94,18 @@ export const settleAll = async (steps: Promise<unknown>[]): Promise<void> => {
   const failed = (await Promise.allSettled(steps)).find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
 };
+
+/** A strict Node consumer's tsconfig.json over consumer.ts: nodenext, the libraries' types checked too. */
+export const strictConsumerTsconfig = {
+  compilerOptions: {
+    target: 'es2022',
+    lib: ['es2022'],
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    types: ['node'],
+    strict: true,
+    skipLibCheck: false,
+    outDir: 'dist',
+  },
+  include: ['consumer.ts'],
+};
