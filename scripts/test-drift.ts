@@ -45,7 +45,13 @@ const DRIFTS: Drift[] = [
   },
   {
     name: 'a documented status removed from createPlant (409)',
-    edits: [{ file: 'packages/contract/src/contract.ts', find: /^(\s*)409: ApiError,\n/m, replace: '' }],
+    edits: [
+      {
+        file: 'packages/contract/src/contract.ts',
+        find: /(responses: withFailures\(\{ 200: Plant \}, [^)]*?)409, /,
+        replace: '$1',
+      },
+    ],
     rejectedBy: [{ pkg: 'apps/api', naming: /src\/plants\/plants-router\.ts/ }],
   },
   {

@@ -20,6 +20,20 @@ import {
 const c = initContract();
 
 /**
+ * A route's responses: its successes, and each failure status the service may answer, 408 and 431
+ * from Node's HTTP parser included, with the Error body. Typed as an intersection rather than
+ * spread in the route: TypeScript 7 widens spread numeric keys to strings, which would hide them
+ * from ts-rest.
+ */
+const withFailures = <const Successes extends Record<number, unknown>, const Statuses extends number[]>(
+  successes: Successes,
+  ...statuses: Statuses
+) =>
+  ({ ...successes, ...Object.fromEntries(statuses.map((status) => [status, ApiError])) }) as Successes & {
+    [Status in Statuses[number]]: typeof ApiError;
+  };
+
+/**
  * The OAuth scopes a JWT may carry, one per resource and access. A `:write` scope also grants the
  * `:read` scope of its resource. Static API tokens carry no scopes and may do everything.
  */
@@ -39,23 +53,7 @@ export const contract = c.router(
       description:
         'Stores a new plant under the client-chosen id. Creation is idempotent by id: sending the same plant again answers 200 and stores nothing new; the same id with different data answers 409.',
       body: NewPlant,
-      // Every status the service answers, 408 and 431 from Node's HTTP parser included. Spelled out rather than spread from a shared object:
-      // TypeScript 7 widens spread numeric keys to strings, which would hide them from ts-rest.
-      responses: {
-        200: Plant,
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        409: ApiError,
-        413: ApiError,
-        415: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: Plant }, 400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503),
     },
     listPlants: {
       method: 'GET',
@@ -65,17 +63,7 @@ export const contract = c.router(
       description:
         'Answers stored plants ordered by id. When more remain, a `Link: <?limit=…&after=…>; rel="next"` header gives the next page; the body stays a plain array.',
       query: ListPlantsQuery,
-      responses: {
-        200: PlantWithId.array(),
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: PlantWithId.array() }, 400, 401, 403, 408, 429, 431, 500, 503),
     },
     getPlant: {
       method: 'GET',
@@ -84,18 +72,7 @@ export const contract = c.router(
       summary: 'Get a plant',
       description: 'Answers the plant stored under the id, or 404.',
       pathParams: PlantIdParams,
-      responses: {
-        200: PlantWithId,
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: PlantWithId }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
     },
     deletePlant: {
       method: 'DELETE',
@@ -105,18 +82,7 @@ export const contract = c.router(
       description: 'Removes the plant stored under the id (204), or answers 404. The id may then be created again.',
       pathParams: PlantIdParams,
       body: c.noBody(),
-      responses: {
-        204: c.noBody(),
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 204: c.noBody() }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
     },
     createWebhook: {
       method: 'POST',
@@ -125,20 +91,7 @@ export const contract = c.router(
       summary: 'Subscribe a receiver to new plants',
       description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints may be registered (409 beyond).`,
       body: NewWebhookEndpoint,
-      responses: {
-        201: CreatedWebhookEndpoint,
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        408: ApiError,
-        409: ApiError,
-        413: ApiError,
-        415: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 201: CreatedWebhookEndpoint }, 400, 401, 403, 408, 409, 413, 415, 429, 431, 500, 503),
     },
     listWebhooks: {
       method: 'GET',
@@ -146,17 +99,7 @@ export const contract = c.router(
       metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List webhook endpoints',
       description: 'Answers every registered endpoint, oldest first, without secrets.',
-      responses: {
-        200: WebhookEndpoint.array(),
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: WebhookEndpoint.array() }, 400, 401, 403, 408, 429, 431, 500, 503),
     },
     getWebhook: {
       method: 'GET',
@@ -165,18 +108,7 @@ export const contract = c.router(
       summary: 'Get a webhook endpoint',
       description: 'Answers the endpoint registered under the id (without its secret), or 404.',
       pathParams: WebhookIdParams,
-      responses: {
-        200: WebhookEndpoint,
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: WebhookEndpoint }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
     },
     updateWebhook: {
       method: 'PATCH',
@@ -187,21 +119,7 @@ export const contract = c.router(
       pathParams: WebhookIdParams,
       body: WebhookEndpointChanges,
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: {
-        200: WebhookEndpoint,
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        409: ApiError,
-        413: ApiError,
-        415: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: WebhookEndpoint }, 400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503),
     },
     rotateWebhookSecret: {
       method: 'POST',
@@ -212,18 +130,7 @@ export const contract = c.router(
       pathParams: WebhookIdParams,
       body: c.noBody(),
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: {
-        200: RotatedWebhookSecret,
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: RotatedWebhookSecret }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
     },
     recoverWebhook: {
       method: 'POST',
@@ -233,21 +140,21 @@ export const contract = c.router(
       pathParams: WebhookIdParams,
       body: RecoverWebhookDeliveries,
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: {
-        202: RequeuedWebhookDeliveries,
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        409: ApiError,
-        413: ApiError,
-        415: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures(
+        { 202: RequeuedWebhookDeliveries },
+        400,
+        401,
+        403,
+        404,
+        408,
+        409,
+        413,
+        415,
+        429,
+        431,
+        500,
+        503,
+      ),
     },
     retryWebhookDelivery: {
       method: 'POST',
@@ -258,19 +165,7 @@ export const contract = c.router(
       pathParams: WebhookDeliveryParams,
       body: c.noBody(),
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: {
-        202: c.noBody(),
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        409: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 202: c.noBody() }, 400, 401, 403, 404, 408, 409, 429, 431, 500, 503),
     },
     deleteWebhook: {
       method: 'DELETE',
@@ -280,18 +175,7 @@ export const contract = c.router(
       description: 'Unsubscribes the endpoint (204), or answers 404; deliveries still pending for it are dropped.',
       pathParams: WebhookIdParams,
       body: c.noBody(),
-      responses: {
-        204: c.noBody(),
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 204: c.noBody() }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
     },
     listWebhookDeliveries: {
       method: 'GET',
@@ -302,18 +186,7 @@ export const contract = c.router(
         'Answers the announcements made to the endpoint, newest first: each with its webhook-id, the plant, and where its delivery stands.',
       pathParams: WebhookIdParams,
       query: ListWebhookDeliveriesQuery,
-      responses: {
-        200: WebhookDelivery.array(),
-        400: ApiError,
-        401: ApiError,
-        403: ApiError,
-        404: ApiError,
-        408: ApiError,
-        429: ApiError,
-        431: ApiError,
-        500: ApiError,
-        503: ApiError,
-      },
+      responses: withFailures({ 200: WebhookDelivery.array() }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
     },
   },
   { strictStatusCodes: true },
