@@ -22,38 +22,52 @@ const WEBHOOK_ENV = {
   PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
 };
 
-describe('webhooks in the service process', () => {
-  it('delivers a plant acknowledged just before kill -9, after the restart', async () => {
-    const dataDir = makeDataDir('plant-webhook-kill-');
-    const env = { ...WEBHOOK_ENV, PLANT_DATA_DIR: dataDir, PLANT_WEBHOOK_TIMEOUT_MS: '60000' };
-    const hook = await receiver();
-    // Nothing is acknowledged before the kill: an attempt already under way never gets its answer.
-    hook.answer('hang');
-    const first = await startMain(env);
-    const endpoint = await register(first.url, hook.url);
-    const id = 9007199254740993n;
-    expect((await postPlant(first.url, MAIN_TEST_TOKEN, { id, name: 'Survivor', tag: 'durable' })).status).toBe(200);
-    first.child.kill('SIGKILL');
-    expect(await first.exited()).toStrictEqual({ code: null, signal: 'SIGKILL' });
+/**
+ * A plant acknowledged just before kill -9 is delivered after the restart, once, with one
+ * webhook-id: the outbox row was committed with the plant. `storage` points the service at its store.
+ */
+const deliversAfterKill9 = async (storage: Record<string, string>) => {
+  const env = { ...WEBHOOK_ENV, ...storage, PLANT_WEBHOOK_TIMEOUT_MS: '60000' };
+  const hook = await receiver();
+  // Nothing is acknowledged before the kill: an attempt already under way never gets its answer.
+  hook.answer('hang');
+  const first = await startMain(env);
+  const endpoint = await register(first.url, hook.url);
+  const id = 9007199254740993n;
+  expect((await postPlant(first.url, MAIN_TEST_TOKEN, { id, name: 'Survivor', tag: 'durable' })).status).toBe(200);
+  first.child.kill('SIGKILL');
+  expect(await first.exited()).toStrictEqual({ code: null, signal: 'SIGKILL' });
 
-    hook.answer({ status: 200 });
-    const second = await startMain(env);
-    const [delivered] = await until(
-      () => deliveries(second.url, endpoint.id),
-      ([delivery]) => delivery?.status === 'delivered',
-      15_000,
-    );
-    expect(delivered).toMatchObject({ plantId: id, status: 'delivered' });
-    const last = hook.received.at(-1);
-    expect(last?.body).toBe('{"id":9007199254740993,"name":"Survivor","tag":"durable"}');
-    expect(last?.headers['webhook-id']).toBe(delivered?.id);
-    expect(() =>
-      new Webhook(endpoint.secret).verify(last?.body ?? '', last?.headers as Record<string, string>),
-    ).not.toThrow();
-    // Whatever reached the receiver before the kill carried the same webhook-id: it deduplicates on it.
-    expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(
-      new Set([delivered?.id]),
-    );
+  hook.answer({ status: 200 });
+  const second = await startMain(env);
+  const [delivered] = await until(
+    () => deliveries(second.url, endpoint.id),
+    ([delivery]) => delivery?.status === 'delivered',
+    15_000,
+  );
+  expect(delivered).toMatchObject({ plantId: id, status: 'delivered' });
+  const last = hook.received.at(-1);
+  expect(last?.body).toBe('{"id":9007199254740993,"name":"Survivor","tag":"durable"}');
+  expect(last?.headers['webhook-id']).toBe(delivered?.id);
+  expect(() =>
+    new Webhook(endpoint.secret).verify(last?.body ?? '', last?.headers as Record<string, string>),
+  ).not.toThrow();
+  // Whatever reached the receiver before the kill carried the same webhook-id: it deduplicates on it.
+  expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(
+    new Set([delivered?.id]),
+  );
+};
+
+describe('webhooks in the service process', () => {
+  it('delivers a plant acknowledged just before kill -9, after the restart (SQLite)', async () => {
+    await deliversAfterKill9({ PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-') });
+  }, 40_000);
+});
+
+describeWithPostgres('webhooks in the service process on PostgreSQL', () => {
+  it('delivers a plant acknowledged just before kill -9, after the restart (PostgreSQL)', async () => {
+    const { url } = await freshTestDatabase();
+    await deliversAfterKill9({ DATABASE_URL: url, PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-pg-') });
   }, 40_000);
 });
 
