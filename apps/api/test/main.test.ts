@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPlantClient, type NewPlant, PlantApiError, PlantConnectionError } from '@org/plant-client';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TOKEN_HASH_FILE } from '../src/auth/api-tokens.ts';
 import { SqlitePlantStore } from '../src/store/sqlite-store.ts';
@@ -119,6 +122,47 @@ describe('main: the plant store process', () => {
     expect(server.stdout()).not.toContain(TOKEN);
     expect(existsSync(join(dataDir, TOKEN_HASH_FILE))).toBe(false);
     expect(await stop(server)).toStrictEqual({ code: 0, signal: null });
+  }, 20_000);
+
+  it('serves JWTs alone: no token generated or written, a valid JWT with its scope accepted, others refused', async () => {
+    const keys = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    const jwks = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    try {
+      const dataDir = makeDataDir();
+      const server = await startMain({
+        PLANT_DATA_DIR: dataDir,
+        PLANT_API_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`,
+        PLANT_API_JWT_ISSUER: 'https://issuer.test/',
+        PLANT_API_JWT_AUDIENCE: 'plant-store',
+        PLANT_API_JWT_ALGORITHMS: 'ES256',
+      });
+      const jwt = (scope: string) =>
+        new SignJWT({ scope })
+          .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+          .setSubject('client-7')
+          .setIssuer('https://issuer.test/')
+          .setAudience('plant-store')
+          .setIssuedAt()
+          .setExpirationTime('5m')
+          .sign(keys.privateKey);
+      const writer = createPlantClient({ baseUrl: server.url, token: await jwt('plants:write') });
+      await expect(writer.createPlant({ id: 1, name: 'Monstera' })).resolves.toStrictEqual({ name: 'Monstera' });
+      const reader = createPlantClient({ baseUrl: server.url, token: await jwt('plants:read') });
+      await expect(reader.getPlant(1)).resolves.toStrictEqual({ id: 1, name: 'Monstera' });
+      expect(await apiStatus(reader.createPlant({ id: 2, name: 'Fern' }))).toBe(403);
+      const stranger = createPlantClient({ baseUrl: server.url, token: 'not-a-jwt-token-0123456789' });
+      expect(await apiStatus(stranger.getPlant(1))).toBe(401);
+      expect(server.stdout()).not.toMatch(/token was generated/);
+      expect(existsSync(join(dataDir, TOKEN_HASH_FILE))).toBe(false);
+      expect(await stop(server)).toStrictEqual({ code: 0, signal: null });
+    } finally {
+      await new Promise<void>((resolve) => jwks.close(() => resolve()));
+    }
   }, 20_000);
 
   it('answers the preflight of an origin in PLANT_CORS_ORIGINS, and refuses another', async () => {
