@@ -1,13 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseExactJson } from '@org/plant-contract';
-import { afterAll, afterEach, expect } from 'vitest';
-import { httpRequest } from './http-request.ts';
+import { afterAll, afterEach } from 'vitest';
 import { killAllMains, MAIN_TEST_TOKEN } from './main-process.ts';
 import type { TestDatabase } from './postgres-server.ts';
 import { freshDatabase } from './postgres-test-database.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
+import { listDeliveries as listWithToken, registerEndpoint as registerWithToken } from './webhook-service.ts';
 
 /**
  * What a test of service processes makes for itself, undone after it: the processes are killed,
@@ -47,21 +46,10 @@ export const processFixtures = (databasePrefix: string) => {
 export const MAIN_AUTH = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
 
 /** Registers a webhook endpoint with the process at `base`. */
-export const registerEndpoint = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
-  const answer = await httpRequest(`${base}/webhooks`, {
-    method: 'POST',
-    headers: MAIN_AUTH,
-    body: JSON.stringify({ url }),
-  });
-  expect(answer.status, answer.text).toBe(201);
-  return answer.json() as { id: string; secret: string };
-};
+export const registerEndpoint = (base: string, url: string) => registerWithToken(base, url, { token: MAIN_TEST_TOKEN });
 
 export type ListedDelivery = { id: string; plantId: number | bigint; status: string; attempts: number };
 
 /** An endpoint's deliveries, newest first, as the process at `base` lists them. */
-export const listDeliveries = async (base: string, endpointId: string): Promise<ListedDelivery[]> => {
-  const answer = await httpRequest(`${base}/webhooks/${endpointId}/deliveries?limit=1000`, { headers: MAIN_AUTH });
-  expect(answer.status, answer.text).toBe(200);
-  return parseExactJson(answer.text) as ListedDelivery[];
-};
+export const listDeliveries = (base: string, endpointId: string) =>
+  listWithToken<ListedDelivery>(base, endpointId, { limit: 1000, token: MAIN_TEST_TOKEN });

@@ -1,3 +1,4 @@
+import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-worker.ts';
@@ -41,17 +42,42 @@ export const startWebhookService = async (
   return { base: server.url, server, stop, cleanup: () => stop().then(() => server.cleanup()) };
 };
 
-/** A request to the service with the test token, JSON by default. */
-export const callApi = (base: string, path: string, init: RequestInit = {}): Promise<Response> =>
+/** A request to the service with a token (the test token by default), JSON by default. */
+export const callApi = (base: string, path: string, init: RequestInit = {}, token = TEST_TOKEN): Promise<Response> =>
   fetch(`${base}${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', ...init.headers },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
   });
 
-/** Registers a receiver; resolves with the endpoint as answered (201, with its secret). */
-export const registerEndpoint = async (base: string, url: string): Promise<{ id: string; secret: string }> => {
-  const response = await callApi(base, '/webhooks', { method: 'POST', body: JSON.stringify({ url }) });
+/**
+ * Registers a receiver; resolves with the endpoint as answered (201, with its secret), typed as the
+ * caller reads it.
+ */
+export const registerEndpoint = async <Endpoint = { id: string; secret: string }>(
+  base: string,
+  url: string,
+  { description, token }: { description?: string | undefined; token?: string } = {},
+): Promise<Endpoint> => {
+  const response = await callApi(
+    base,
+    '/webhooks',
+    { method: 'POST', body: JSON.stringify({ url, description }) },
+    token,
+  );
   if (response.status !== 201)
     throw new Error(`Registering ${url} answered ${response.status}: ${await response.text()}`);
-  return (await response.json()) as { id: string; secret: string };
+  return (await response.json()) as Endpoint;
+};
+
+/** An endpoint's deliveries, newest first (the first page: `limit` or the route's default), ids exact. */
+export const listDeliveries = async <Delivery>(
+  base: string,
+  endpointId: string,
+  { limit, token }: { limit?: number; token?: string } = {},
+): Promise<Delivery[]> => {
+  const query = limit === undefined ? '' : `?limit=${limit}`;
+  const response = await callApi(base, `/webhooks/${endpointId}/deliveries${query}`, {}, token);
+  if (response.status !== 200)
+    throw new Error(`Listing the deliveries of ${endpointId} answered ${response.status}: ${await response.text()}`);
+  return parseExactJson(await response.text()) as Delivery[];
 };

@@ -1,6 +1,5 @@
 import { createPlantClient, NotFoundError } from '@org/plant-client';
 import { verifyPlantWebhook } from '@org/plant-client/webhooks';
-import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { postPlant } from '../testing/http-request.ts';
 import { makeDataDir, startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
+import { callApi as api, listDeliveries, registerEndpoint } from '../testing/webhook-service.ts';
 import { startWebhookDelivery } from './delivery-worker.ts';
 import { createAgents, postWebhook } from './post-webhook.ts';
 
@@ -68,26 +68,13 @@ const receiver = async (): Promise<WebhookReceiver> => {
   return started;
 };
 
-const api = (base: string, path: string, init: RequestInit = {}) =>
-  fetch(`${base}${path}`, {
-    ...init,
-    headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', ...init.headers },
-  });
-
 type Endpoint = { id: string; url: string; secret: string; enabled: boolean; createdAt: string; description?: string };
 type Delivery = { id: string; plantId: number | bigint; status: string; attempts: number; lastStatus?: number };
 
-const register = async (base: string, url: string, description?: string): Promise<Endpoint> => {
-  const response = await api(base, '/webhooks', { method: 'POST', body: JSON.stringify({ url, description }) });
-  expect(response.status).toBe(201);
-  return (await response.json()) as Endpoint;
-};
+const register = (base: string, url: string, description?: string) =>
+  registerEndpoint<Endpoint>(base, url, { description });
 
-const deliveries = async (base: string, id: string): Promise<Delivery[]> => {
-  const response = await api(base, `/webhooks/${id}/deliveries`);
-  expect(response.status).toBe(200);
-  return parseExactJson(await response.text()) as Delivery[];
-};
+const deliveries = (base: string, id: string) => listDeliveries<Delivery>(base, id);
 
 /** standardwebhooks' own verification of a received request, as a receiver would run it. */
 const verify = (secret: string, { body, headers }: { body: string; headers: Record<string, unknown> }) =>

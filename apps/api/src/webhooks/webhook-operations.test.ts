@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConflictError, createPlantClient, NotFoundError } from '@org/plant-client';
 import { verifyPlantWebhook } from '@org/plant-client/webhooks';
-import { parseExactJson, WEBHOOK_DESCRIPTION_MAX_LENGTH } from '@org/plant-contract';
+import { WEBHOOK_DESCRIPTION_MAX_LENGTH } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
@@ -10,7 +10,7 @@ import { expectError } from '../testing/expect-error.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
-import { callApi, startWebhookService } from '../testing/webhook-service.ts';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 import { type SecretBox, secretBox } from './secret-box.ts';
 
 const defer = deferCleanups();
@@ -44,20 +44,13 @@ type Endpoint = {
 };
 type Delivery = { id: string; plantId: number | bigint; status: string; attempts: number; lastError?: string };
 
-const register = async (base: string, url: string, description?: string): Promise<Endpoint> => {
-  const response = await api(base, '/webhooks', { method: 'POST', body: JSON.stringify({ url, description }) });
-  expect(response.status).toBe(201);
-  return (await response.json()) as Endpoint;
-};
+const register = (base: string, url: string, description?: string) =>
+  registerEndpoint<Endpoint>(base, url, { description });
 
 const patch = (base: string, id: string, body: unknown) =>
   api(base, `/webhooks/${id}`, { method: 'PATCH', body: JSON.stringify(body) });
 
-const deliveries = async (base: string, id: string): Promise<Delivery[]> => {
-  const response = await api(base, `/webhooks/${id}/deliveries`);
-  expect(response.status).toBe(200);
-  return parseExactJson(await response.text()) as Delivery[];
-};
+const deliveries = (base: string, id: string) => listDeliveries<Delivery>(base, id);
 
 const verify = (secret: string, { body, headers }: { body: string; headers: Record<string, unknown> }) =>
   new Webhook(secret).verify(body, headers as Record<string, string>);

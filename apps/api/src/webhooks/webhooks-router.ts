@@ -99,17 +99,18 @@ const checkedUrl = async (text: string, policy: TargetPolicy): Promise<{ url: st
   return refusal === undefined ? normalized : { refusal };
 };
 
-const {
-  createWebhook,
-  listWebhooks,
-  getWebhook,
-  deleteWebhook,
-  listWebhookDeliveries,
-  updateWebhook,
-  rotateWebhookSecret,
-  recoverWebhook,
-  retryWebhookDelivery,
-} = contract;
+/** The contract's webhook management routes, which this router implements. */
+const webhookRoutes = {
+  createWebhook: contract.createWebhook,
+  listWebhooks: contract.listWebhooks,
+  getWebhook: contract.getWebhook,
+  deleteWebhook: contract.deleteWebhook,
+  listWebhookDeliveries: contract.listWebhookDeliveries,
+  updateWebhook: contract.updateWebhook,
+  rotateWebhookSecret: contract.rotateWebhookSecret,
+  recoverWebhook: contract.recoverWebhook,
+  retryWebhookDelivery: contract.retryWebhookDelivery,
+};
 
 /** The handlers of the webhook management routes, one per route of the contract. */
 export const createWebhooksRouter = (
@@ -121,111 +122,95 @@ export const createWebhooksRouter = (
     ...policy
   }: WebhooksRouterOptions,
 ) =>
-  s.router(
-    {
-      createWebhook,
-      listWebhooks,
-      getWebhook,
-      deleteWebhook,
-      listWebhookDeliveries,
-      updateWebhook,
-      rotateWebhookSecret,
-      recoverWebhook,
-      retryWebhookDelivery,
+  s.router(webhookRoutes, {
+    createWebhook: {
+      middleware: jsonBody(bodyLimit),
+      handler: async ({ body }) => {
+        const checked = await checkedUrl(body.url, policy);
+        if ('refusal' in checked) return badBody(checked.refusal);
+        const secret = newSecret();
+        const id = newEndpointId();
+        const endpoint = await store.createEndpoint(
+          {
+            id,
+            url: checked.url,
+            ...(body.description !== undefined && { description: body.description }),
+            secret: secrets.seal(id, secret),
+            createdAt: new Date(),
+          },
+          WEBHOOK_ENDPOINTS_MAX,
+        );
+        if (endpoint.outcome === 'too-many') {
+          const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
+          return { status: 409, body: { error: 409, message } };
+        }
+        if (endpoint.outcome === 'url-taken') return urlTaken(endpoint.holder);
+        return { status: 201, body: { ...toEndpoint(endpoint.endpoint), secret } };
+      },
     },
-    {
-      createWebhook: {
-        middleware: jsonBody(bodyLimit),
-        handler: async ({ body }) => {
+
+    listWebhooks: async () => ({
+      status: 200,
+      body: (await store.listEndpoints()).map(toEndpoint),
+    }),
+
+    getWebhook: async ({ params }) => {
+      const endpoint = await store.getEndpoint(params.id);
+      return endpoint ? { status: 200, body: toEndpoint(endpoint) } : notFound(params.id);
+    },
+
+    deleteWebhook: async ({ params }) =>
+      (await store.deleteEndpoint(params.id)) ? { status: 204, body: undefined } : notFound(params.id),
+
+    listWebhookDeliveries: async ({ params, query }) => {
+      const deliveries = await store.listDeliveries(params.id, query.limit ?? DELIVERIES_LIMIT_DEFAULT);
+      return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
+    },
+    updateWebhook: {
+      middleware: jsonBody(bodyLimit),
+      handler: async ({ params, body }) => {
+        let url: string | undefined;
+        if (body.url !== undefined) {
           const checked = await checkedUrl(body.url, policy);
           if ('refusal' in checked) return badBody(checked.refusal);
-          const secret = newSecret();
-          const id = newEndpointId();
-          const endpoint = await store.createEndpoint(
-            {
-              id,
-              url: checked.url,
-              ...(body.description !== undefined && { description: body.description }),
-              secret: secrets.seal(id, secret),
-              createdAt: new Date(),
-            },
-            WEBHOOK_ENDPOINTS_MAX,
-          );
-          if (endpoint.outcome === 'too-many') {
-            const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
-            return { status: 409, body: { error: 409, message } };
-          }
-          if (endpoint.outcome === 'url-taken') return urlTaken(endpoint.holder);
-          return { status: 201, body: { ...toEndpoint(endpoint.endpoint), secret } };
-        },
+          url = checked.url;
+        }
+        const updated = await store.updateEndpoint(params.id, {
+          ...(url !== undefined && { url }),
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.enabled !== undefined && { enabled: body.enabled }),
+        });
+        if (updated.outcome === 'not-found') return notFound(params.id);
+        if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
+        return { status: 200, body: toEndpoint(updated.endpoint) };
       },
-
-      listWebhooks: async () => ({
-        status: 200,
-        body: (await store.listEndpoints()).map(toEndpoint),
-      }),
-
-      getWebhook: async ({ params }) => {
-        const endpoint = await store.getEndpoint(params.id);
-        return endpoint ? { status: 200, body: toEndpoint(endpoint) } : notFound(params.id);
-      },
-
-      deleteWebhook: async ({ params }) =>
-        (await store.deleteEndpoint(params.id)) ? { status: 204, body: undefined } : notFound(params.id),
-
-      listWebhookDeliveries: async ({ params, query }) => {
-        const deliveries = await store.listDeliveries(params.id, query.limit ?? DELIVERIES_LIMIT_DEFAULT);
-        return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
-      },
-      updateWebhook: {
-        middleware: jsonBody(bodyLimit),
-        handler: async ({ params, body }) => {
-          let url: string | undefined;
-          if (body.url !== undefined) {
-            const checked = await checkedUrl(body.url, policy);
-            if ('refusal' in checked) return badBody(checked.refusal);
-            url = checked.url;
-          }
-          const updated = await store.updateEndpoint(params.id, {
-            ...(url !== undefined && { url }),
-            ...(body.description !== undefined && { description: body.description }),
-            ...(body.enabled !== undefined && { enabled: body.enabled }),
-          });
-          if (updated.outcome === 'not-found') return notFound(params.id);
-          if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
-          return { status: 200, body: toEndpoint(updated.endpoint) };
-        },
-      },
-      rotateWebhookSecret: async ({ params }) => {
-        const secret = newSecret();
-        const rotated = await store.rotateSecret(
-          params.id,
-          secrets.seal(params.id, secret),
-          new Date(Date.now() + rotationGraceMs),
-        );
-        return rotated ? { status: 200, body: { secret } } : notFound(params.id);
-      },
-      recoverWebhook: {
-        middleware: jsonBody(bodyLimit),
-        handler: async ({ params, body }) => {
-          const endpoint = await store.getEndpoint(params.id);
-          if (endpoint === undefined) return notFound(params.id);
-          if (!endpoint.enabled) return disabled(params.id);
-          const since = new Date(body.since);
-          const requeued = await inBatches(
-            (limit) => store.requeueFailed(params.id, since, limit),
-            WEBHOOK_RECOVER_MAX,
-          );
-          return { status: 202, body: { requeued } };
-        },
-      },
-      retryWebhookDelivery: async ({ params }) => {
+    },
+    rotateWebhookSecret: async ({ params }) => {
+      const secret = newSecret();
+      const rotated = await store.rotateSecret(
+        params.id,
+        secrets.seal(params.id, secret),
+        new Date(Date.now() + rotationGraceMs),
+      );
+      return rotated ? { status: 200, body: { secret } } : notFound(params.id);
+    },
+    recoverWebhook: {
+      middleware: jsonBody(bodyLimit),
+      handler: async ({ params, body }) => {
         const endpoint = await store.getEndpoint(params.id);
         if (endpoint === undefined) return notFound(params.id);
         if (!endpoint.enabled) return disabled(params.id);
-        if (await store.retryDelivery(params.id, params.deliveryId)) return { status: 202, body: undefined };
-        const message = `The webhook endpoint ${params.id} has no delivery with id ${JSON.stringify(params.deliveryId)}.`;
-        return { status: 404, body: { error: 404, message } };
+        const since = new Date(body.since);
+        const requeued = await inBatches((limit) => store.requeueFailed(params.id, since, limit), WEBHOOK_RECOVER_MAX);
+        return { status: 202, body: { requeued } };
       },
     },
-  );
+    retryWebhookDelivery: async ({ params }) => {
+      const endpoint = await store.getEndpoint(params.id);
+      if (endpoint === undefined) return notFound(params.id);
+      if (!endpoint.enabled) return disabled(params.id);
+      if (await store.retryDelivery(params.id, params.deliveryId)) return { status: 202, body: undefined };
+      const message = `The webhook endpoint ${params.id} has no delivery with id ${JSON.stringify(params.deliveryId)}.`;
+      return { status: 404, body: { error: 404, message } };
+    },
+  });
