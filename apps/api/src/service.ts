@@ -88,7 +88,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     // data directory may turn out to be another process's.
     store = await (sqlite ?? SqlitePlantStore.open(config.dataDir));
   }
-  const secrets = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
+  const { secrets, endpoints } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
   let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =
@@ -131,7 +131,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     });
   const webhooks: WebhookDelivery = !config.webhooks.worker
     ? { stop: async () => {} }
-    : (await store.webhooks.listEndpoints()).length > 0
+    : endpoints > 0
       ? await startThread()
       : deliverOnceAnnounced(store, startThread, logger);
   if (!config.webhooks.worker && database) {

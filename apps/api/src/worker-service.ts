@@ -32,7 +32,7 @@ export const startWorkerService = async (config: Config): Promise<void> => {
     onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
   });
   const metrics = createMetrics({ poolStats: () => store.poolStats() });
-  const secrets = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
+  const { secrets } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
   const delivery = startWebhookDelivery({
     store,
     config: config.webhooks,
