@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { describePlantStore } from '../testing/plant-store-suite.ts';
 import type { TestDatabase } from '../testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
+import { expectDuplicateUrlsKept } from '../testing/webhook-store-suite.ts';
 import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from './plant-store.ts';
 import { migrate, postgresMigrations } from './postgres-migrations.ts';
 import { describeDatabase, isTransientDatabaseError, PostgresPlantStore, SchemaTooNewError } from './postgres-store.ts';
@@ -136,15 +137,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES
       ('ep_old', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour'),
       ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', now())`);
-    const store = await openStore(url);
-    expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
-    const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c', createdAt: new Date() };
-    expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
-    expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
-      outcome: 'updated',
-    });
-    const other = { ...again, url: 'https://hooks.example.com/b' };
-    expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+    await expectDuplicateUrlsKept(await openStore(url));
   });
 
   it('upgrades a version 1 database in place, keeping its plants', async () => {

@@ -5,6 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describePlantStore } from '../testing/plant-store-suite.ts';
 import { type ChildResult, runToEnd } from '../testing/run-to-end.ts';
+import { expectDuplicateUrlsKept } from '../testing/webhook-store-suite.ts';
 import { StoreUnavailableError } from './plant-store.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import { DataDirInUseError, SQLITE_FILE_NAME, SqlitePlantStore } from './sqlite-store.ts';
@@ -182,15 +183,7 @@ describe('SqlitePlantStore', () => {
     db.close();
 
     const store = await openStore();
-    expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
-    const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c', createdAt: new Date() };
-    expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
-    // The later duplicate may move to a URL of its own, and then holds it.
-    expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
-      outcome: 'updated',
-    });
-    const other = { ...again, url: 'https://hooks.example.com/b' };
-    expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+    await expectDuplicateUrlsKept(store);
     await store.close();
   });
 

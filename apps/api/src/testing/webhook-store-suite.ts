@@ -17,6 +17,22 @@ const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpo
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * After a migration met two endpoints with one URL (ep_old, then ep_dup, on
+ * https://hooks.example.com/a): both are kept, the older holds the URL, and the later one may move
+ * to a URL of its own, which it then holds.
+ */
+export const expectDuplicateUrlsKept = async (store: PlantStore): Promise<void> => {
+  expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
+  const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c', createdAt: new Date() };
+  expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
+  expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
+    outcome: 'updated',
+  });
+  const other = { ...again, url: 'https://hooks.example.com/b' };
+  expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+};
+
 /** The webhook behaviour every backend must show; part of describePlantStore. */
 export const describeWebhookStore = (store: () => PlantStore): void => {
   const claim = (limit: number, leaseMs: number, perEndpoint = limit, inFlight = new Map<string, number>()) =>
