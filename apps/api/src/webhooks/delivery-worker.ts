@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
@@ -251,8 +252,8 @@ export const startWebhookDelivery = ({
    * for every attempt would cost about as much as the signature. A rotation stores a new secret, so
    * it is a new entry; the map is emptied now and then, not to keep rotated-out keys for ever.
    */
-  const signingKeys = new Map<string, Buffer>();
-  const signingKey = (endpointId: string, stored: string): Buffer => {
+  const signingKeys = new Map<string, KeyObject>();
+  const signingKey = (endpointId: string, stored: string): KeyObject => {
     const cacheKey = `${endpointId} ${stored}`;
     let key = signingKeys.get(cacheKey);
     if (key === undefined) {
