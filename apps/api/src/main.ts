@@ -1,23 +1,24 @@
 /**
- * The service's entry point. The embedded store's worker thread takes tens of milliseconds to start
- * (measured), so once the configuration is known to be good it starts first, and boots on the other
- * core while the rest of the service loads. A startup failure it knows ends the process with one
- * line on stderr.
+ * The service's entry point. Opening the store takes tens of milliseconds (the embedded store's
+ * worker thread boots; PostgreSQL connects and checks or migrates the schema), mostly outside this
+ * thread, so once the configuration is known to be good the store starts opening first, while the
+ * rest of the service loads. A startup failure it knows ends the process with one line on stderr.
  */
 import { ConfigError, loadConfig } from './config.ts';
+import { openStore } from './store/open-store.ts';
 import { StoreUnavailableError } from './store/plant-store.ts';
 import { SchemaTooNewError } from './store/postgres-migrations.ts';
-import { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
+import { DataDirInUseError } from './store/sqlite-store.ts';
 
 const startupErrors = [ConfigError, DataDirInUseError, SchemaTooNewError, StoreUnavailableError];
 
 try {
   const config = loadConfig(process.env);
-  const sqlite = config.database ? undefined : SqlitePlantStore.open(config.dataDir);
+  const opening = openStore(config);
   // Awaited, and its failure reported, by startService.
-  sqlite?.catch(() => {});
+  opening.store.catch(() => {});
   const { startService } = await import('./service.ts');
-  await startService(config, sqlite);
+  await startService(config, opening);
 } catch (error) {
   if (!startupErrors.some((type) => error instanceof type)) throw error;
   console.error((error as Error).message);

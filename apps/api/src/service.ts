@@ -12,8 +12,9 @@ import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp } from './ops/ops-routes.ts';
 import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
+import { type OpeningStore, openStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
-import { SqlitePlantStore } from './store/sqlite-store.ts';
+import type { PostgresPlantStore } from './store/postgres-store.ts';
 import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
 import { startDeliveryThread } from './webhooks/threaded-delivery.ts';
@@ -56,37 +57,30 @@ const deliverOnceAnnounced = (
 };
 
 /**
- * Opens the store (or takes the embedded one main.ts began to open), listens, and handles signals
- * until shutdown.
+ * Takes the store that main.ts began to open (or opens it), listens, and handles signals until
+ * shutdown.
  */
-export const startService = async (config: Config, sqlite?: Promise<SqlitePlantStore>): Promise<void> => {
+export const startService = async (config: Config, opening: OpeningStore = openStore(config)): Promise<void> => {
   // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
   // Lines written while a write is in flight go out together with the next; pino flushes at exit.
   const logOutput = pino.destination({ sync: false });
   const logger = pino({ level: config.logLevel }, logOutput);
+  opening.backgroundErrors.report = (error) => logger.warn({ err: error }, 'database connection lost while idle');
   const { database } = config;
-  // pg and jose load only when configured: every module costs start-up time and memory.
-  let store: PlantStore;
+  // Awaited only now, once the rest of the service loaded, and before any token file is written:
+  // the data directory may turn out to be another process's.
+  const store = await opening.store;
   let metrics: ReturnType<typeof createMetrics>;
   let storage: Record<string, string>;
   if (database) {
-    const { describeDatabase, PostgresPlantStore } = await import('./store/postgres-store.ts');
-    const postgres = await PostgresPlantStore.open({
-      ...database,
-      onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
-      // Admission bounds the requests in flight, each with one operation pending at a time; the
-      // pool's queue can hold no more. The delivery thread has a pool of its own.
-      maxPending: config.admission.maxInFlight + 1,
-    });
-    store = postgres;
+    // Loaded with pg by the store already: pg and jose load only when configured.
+    const { describeDatabase } = await import('./store/postgres-store.ts');
+    const postgres = store as PostgresPlantStore;
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
     storage = { database: describeDatabase(database.url) };
   } else {
     metrics = createMetrics({});
     storage = { dataDir: config.dataDir };
-    // Awaited only now, while the worker thread booted, and before any token file is written: the
-    // data directory may turn out to be another process's.
-    store = await (sqlite ?? SqlitePlantStore.open(config.dataDir));
   }
   const { secrets, endpoints } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
   let draining = false;
