@@ -78,10 +78,11 @@ const baseEnv = (): NodeJS.ProcessEnv => {
   return { ...env, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' };
 };
 
-const reference = (key: ServerKey, file: string): Target => ({
-  key,
-  name: NAMES[key],
-  instance: async (nodeFlags = []) => ({
+/** A target named as NAMES says. */
+const target = (key: ServerKey, instance: Target['instance']): Target => ({ key, name: NAMES[key], instance });
+
+const reference = (key: ServerKey, file: string): Target =>
+  target(key, async (nodeFlags = []) => ({
     command: {
       args: [...nodeFlags, join(SERVERS_DIR, file)],
       cwd: REPO_ROOT,
@@ -89,8 +90,7 @@ const reference = (key: ServerKey, file: string): Target => ({
     },
     storedPlants: async () => undefined,
     cleanup: async () => {},
-  }),
-});
+  }));
 
 /** Our API with production settings: a fixed token, info logging, a data directory of its own. */
 export const apiEnv = (dataDir: string): NodeJS.ProcessEnv => ({
@@ -106,6 +106,15 @@ export const apiEnv = (dataDir: string): NodeJS.ProcessEnv => ({
   PLANT_SHUTDOWN_DRAIN_MS: '0',
 });
 
+/** Our API as `pnpm start` runs it, on `dataDir`, with `env` over the production settings above. */
+const ourApiCommand = (nodeFlags: string[], dataDir: string, env: NodeJS.ProcessEnv = {}): ServerCommand => ({
+  args: [...nodeFlags, ...API_MAIN],
+  cwd: API_DIR,
+  env: { ...apiEnv(dataDir), ...env },
+});
+
+const removeDataDir = (dataDir: string): void => rmSync(dataDir, { recursive: true, force: true });
+
 const countSqlitePlants = (dataDir: string): number | undefined => {
   const file = join(dataDir, 'plants.sqlite');
   if (!existsSync(file)) return undefined;
@@ -117,18 +126,14 @@ const countSqlitePlants = (dataDir: string): number | undefined => {
   }
 };
 
-const ourApiOnSqlite: Target = {
-  key: 'c',
-  name: NAMES.c,
-  instance: async (nodeFlags = []) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-sqlite-'));
-    return {
-      command: { args: [...nodeFlags, ...API_MAIN], cwd: API_DIR, env: apiEnv(dataDir) },
-      storedPlants: async () => countSqlitePlants(dataDir),
-      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-    };
-  },
-};
+const ourApiOnSqlite = target('c', async (nodeFlags = []) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-sqlite-'));
+  return {
+    command: ourApiCommand(nodeFlags, dataDir),
+    storedPlants: async () => countSqlitePlants(dataDir),
+    cleanup: async () => removeDataDir(dataDir),
+  };
+});
 
 /**
  * A webhook receiver on loopback that answers every delivery 204, as a healthy subscriber does. It
@@ -151,59 +156,42 @@ export const startReceiver = async () => {
 };
 
 /** (c) with one subscribed endpoint: every created plant is announced to the receiver above. */
-const ourApiWithWebhook: Target = {
-  key: 'e',
-  name: NAMES.e,
-  instance: async (nodeFlags = []) => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-webhook-'));
-    const receiver = await startReceiver();
-    return {
-      // A loopback receiver over plain http is what the tests' flag allows.
-      command: {
-        args: [...nodeFlags, ...API_MAIN],
-        cwd: API_DIR,
-        env: { ...apiEnv(dataDir), PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true' },
-      },
-      storedPlants: async () => countSqlitePlants(dataDir),
-      delivered: receiver.received,
-      prepare: async (url) => {
-        const answer = await post(`${url}/webhooks`, BENCH_HEADERS, JSON.stringify({ url: receiver.url }));
-        if (answer.status !== 201) throw new Error(`(e) answered POST /webhooks with ${answer.status} ${answer.body}`);
-      },
-      cleanup: async () => {
-        await receiver.close();
-        rmSync(dataDir, { recursive: true, force: true });
-      },
-    };
-  },
-};
+const ourApiWithWebhook = target('e', async (nodeFlags = []) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-webhook-'));
+  const receiver = await startReceiver();
+  return {
+    // A loopback receiver over plain http is what the tests' flag allows.
+    command: ourApiCommand(nodeFlags, dataDir, { PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true' }),
+    storedPlants: async () => countSqlitePlants(dataDir),
+    delivered: receiver.received,
+    prepare: async (url) => {
+      const answer = await post(`${url}/webhooks`, BENCH_HEADERS, JSON.stringify({ url: receiver.url }));
+      if (answer.status !== 201) throw new Error(`(e) answered POST /webhooks with ${answer.status} ${answer.body}`);
+    },
+    cleanup: async () => {
+      await receiver.close();
+      removeDataDir(dataDir);
+    },
+  };
+});
 
-const ourApiOnPostgres = (postgres: Postgres): Target => ({
-  key: 'd',
-  name: NAMES.d,
-  instance: async (nodeFlags = []) => {
+const ourApiOnPostgres = (postgres: Postgres): Target =>
+  target('d', async (nodeFlags = []) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-pg-'));
     const database = await postgres.createDatabase();
     return {
-      command: {
-        args: [...nodeFlags, ...API_MAIN],
-        cwd: API_DIR,
-        env: { ...apiEnv(dataDir), DATABASE_URL: database.url },
-      },
+      command: ourApiCommand(nodeFlags, dataDir, { DATABASE_URL: database.url }),
       storedPlants: () => postgres.countPlants(database.url),
       cleanup: async () => {
         await database.drop();
-        rmSync(dataDir, { recursive: true, force: true });
+        removeDataDir(dataDir);
       },
     };
-  },
-});
+  });
 
 /** (g): the peer that stores in PostgreSQL, on a database of its own per instance. */
-const postgresPeer = (postgres: Postgres): Target => ({
-  key: 'g',
-  name: NAMES.g,
-  instance: async (nodeFlags = []) => {
+const postgresPeer = (postgres: Postgres): Target =>
+  target('g', async (nodeFlags = []) => {
     const database = await postgres.createDatabase();
     return {
       command: {
@@ -214,8 +202,7 @@ const postgresPeer = (postgres: Postgres): Target => ({
       storedPlants: () => postgres.countPlants(database.url),
       cleanup: () => database.drop(),
     };
-  },
-});
+  });
 
 export const createTargets = (postgres: Postgres | undefined): Target[] => [
   reference('a', 'raw-node.ts'),

@@ -19,6 +19,14 @@ const connect = async (url: string): Promise<pg.Client> => {
   return client;
 };
 
+/** The service on a database of its own, dropped after the test; `env` adds to its settings. */
+const startOnFreshDatabase = async (env: Record<string, string> = {}) => {
+  const database = await freshDatabase('plant_drain');
+  databases.push(database);
+  const server = await startMain({ DATABASE_URL: database.url, PLANT_API_TOKENS: MAIN_TEST_TOKEN, ...env });
+  return { database, server };
+};
+
 afterEach(async () => {
   await killAllMains();
   for (const agent of agents.splice(0)) agent.destroy();
@@ -75,9 +83,7 @@ const storedIds = async (url: string): Promise<Set<bigint>> => {
 
 describeWithPostgres('graceful shutdown under load (PostgreSQL)', () => {
   it('on SIGTERM finishes every in-flight request with 200, refuses new connections, and exits 0', async () => {
-    const database = await freshDatabase('plant_drain');
-    databases.push(database);
-    const server = await startMain({ DATABASE_URL: database.url, PLANT_API_TOKENS: MAIN_TEST_TOKEN });
+    const { database, server } = await startOnFreshDatabase();
     const traffic = load(server);
     await until(() => traffic.acknowledged() >= 100, '100 acknowledged creates');
 
@@ -115,9 +121,7 @@ describeWithPostgres('graceful shutdown under load (PostgreSQL)', () => {
   }, 40_000);
 
   it('on SIGINT amid free-flowing load answers every request it took, and never acts on one it failed', async () => {
-    const database = await freshDatabase('plant_drain');
-    databases.push(database);
-    const server = await startMain({ DATABASE_URL: database.url, PLANT_API_TOKENS: MAIN_TEST_TOKEN });
+    const { database, server } = await startOnFreshDatabase();
     const traffic = load(server);
     await until(() => traffic.acknowledged() >= 200, '200 acknowledged creates');
     server.child.kill('SIGINT');
@@ -138,13 +142,7 @@ describeWithPostgres('graceful shutdown under load (PostgreSQL)', () => {
   }, 40_000);
 
   it('exits 1 once the grace period is over, with requests still stuck', async () => {
-    const database = await freshDatabase('plant_drain');
-    databases.push(database);
-    const server = await startMain({
-      DATABASE_URL: database.url,
-      PLANT_API_TOKENS: MAIN_TEST_TOKEN,
-      PLANT_SHUTDOWN_GRACE_MS: '500',
-    });
+    const { database, server } = await startOnFreshDatabase({ PLANT_SHUTDOWN_GRACE_MS: '500' });
     const locker = await connect(database.url);
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE plants IN SHARE ROW EXCLUSIVE MODE');

@@ -9,6 +9,7 @@ import {
   listDeliveries as deliveries,
   processFixtures,
   registerEndpoint as register,
+  WEBHOOK_PROCESS_ENV,
 } from '../src/testing/process-fixtures.ts';
 import { until } from '../src/testing/until.ts';
 
@@ -16,11 +17,7 @@ import { until } from '../src/testing/until.ts';
 
 const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_webhooks');
 
-const WEBHOOK_ENV = {
-  PLANT_API_TOKENS: MAIN_TEST_TOKEN,
-  PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
-  PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
-};
+const WEBHOOK_ENV = { ...WEBHOOK_PROCESS_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN };
 
 /**
  * A plant acknowledged just before kill -9 is delivered after the restart, once, with one

@@ -9,6 +9,7 @@ import {
   listDeliveries as deliveries,
   processFixtures,
   registerEndpoint as register,
+  WEBHOOK_PROCESS_ENV as WEBHOOK_ENV,
 } from '../src/testing/process-fixtures.ts';
 import { until } from '../src/testing/until.ts';
 
@@ -19,13 +20,18 @@ import { until } from '../src/testing/until.ts';
 
 const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_worker_role');
 
-const WEBHOOK_ENV = {
-  PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
-  PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
-};
 const API_ONLY = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_WEBHOOK_WORKER: 'off' };
 
 const database = async () => (await freshTestDatabase()).url;
+
+/** An API-only replica on a fresh database, and a receiver registered with it as an endpoint. */
+const apiWithEndpoint = async () => {
+  const url = await database();
+  const api = await startMain({ ...API_ONLY, DATABASE_URL: url });
+  const hook = await receiver();
+  const endpoint = await register(api.url, hook.url);
+  return { url, api, hook, endpoint };
+};
 
 /** The worker's count of deliveries with this outcome, from its /metrics. */
 const attempts = async (worker: string, outcome: string): Promise<number> => {
@@ -157,10 +163,7 @@ describeWithPostgres('webhook worker processes on one PostgreSQL', () => {
   }, 60_000);
 
   it('PLANT_WEBHOOK_WORKER=off delivers nothing; a worker started later delivers the backlog', async () => {
-    const url = await database();
-    const api = await startMain({ ...API_ONLY, DATABASE_URL: url });
-    const hook = await receiver();
-    const endpoint = await register(api.url, hook.url);
+    const { url, api, hook, endpoint } = await apiWithEndpoint();
     const ids = [1n, 2n, 3n, 4n, 5n];
     await createPlants(api.url, ids);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -173,10 +176,7 @@ describeWithPostgres('webhook worker processes on one PostgreSQL', () => {
   }, 30_000);
 
   it('serves /healthz, /readyz and /metrics but no API route, and drains on SIGTERM: the attempt in flight is recorded', async () => {
-    const url = await database();
-    const api = await startMain({ ...API_ONLY, DATABASE_URL: url });
-    const hook = await receiver();
-    const endpoint = await register(api.url, hook.url);
+    const { url, api, hook, endpoint } = await apiWithEndpoint();
     const worker = await startWorker({ ...WEBHOOK_ENV, DATABASE_URL: url });
 
     expect((await httpRequest(`${worker.url}/healthz`)).json()).toStrictEqual({ status: 'ok' });

@@ -3,8 +3,8 @@
  * cost next to nothing (bearer token equality, field types, create-or-replay by id). Anything the
  * real service does beyond this is overhead to be justified.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listen } from './listen.ts';
 
 type Plant = { name: string; tag?: string };
 
@@ -48,7 +48,7 @@ const handle = (req: IncomingMessage, text: string): [number, unknown] => {
   return [200, body];
 };
 
-const server = createServer((req, res) => {
+listen((req, res) => {
   let text = '';
   req.setEncoding('utf8');
   req.on('data', (chunk: string) => {
@@ -56,9 +56,3 @@ const server = createServer((req, res) => {
   });
   req.on('end', () => answer(res, ...handle(req, text)));
 });
-
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {
-  const { address, port } = server.address() as AddressInfo;
-  console.log(JSON.stringify({ msg: 'listening', url: `http://${address}:${port}` }));
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));

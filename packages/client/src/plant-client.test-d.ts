@@ -1,5 +1,5 @@
 import type { NewPlant, Plant, PlantContract, PlantWithId, WebhookDelivery } from '@org/plant-contract';
-import type { ClientInferRequest, ClientInferResponseBody } from '@ts-rest/core';
+import type { AppRoute, ClientInferRequest, ClientInferResponseBody } from '@ts-rest/core';
 import { expectTypeOf } from 'vitest';
 import {
   type InternalServerError,
@@ -16,13 +16,21 @@ import type { WithResponse } from './plant-promise.ts';
 
 const client = createPlantClient({ baseUrl: 'https://plants.example.com', token: 't' });
 
+/** The contract's request body of a route, and its response body under a status. */
+type RequestBody<Name extends keyof PlantContract> =
+  ClientInferRequest<PlantContract[Name]> extends { body: infer Body } ? Body : never;
+type ResponseBody<
+  Name extends keyof PlantContract,
+  Status extends number,
+> = PlantContract[Name] extends infer Route extends AppRoute
+  ? ClientInferResponseBody<Route, Status & keyof Route['responses']>
+  : never;
+
 // createPlant takes the contract's request body and resolves to the contract's 200 body.
 expectTypeOf(client.createPlant).parameter(0).toEqualTypeOf<NewPlant>();
-expectTypeOf(client.createPlant).parameter(0).toEqualTypeOf<ClientInferRequest<PlantContract['createPlant']>['body']>();
+expectTypeOf(client.createPlant).parameter(0).toEqualTypeOf<RequestBody<'createPlant'>>();
 expectTypeOf(client.createPlant).returns.resolves.toEqualTypeOf<Plant>();
-expectTypeOf(client.createPlant).returns.resolves.toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['createPlant'], 200>
->();
+expectTypeOf(client.createPlant).returns.resolves.toEqualTypeOf<ResponseBody<'createPlant', 200>>();
 
 expectTypeOf(client.createPlant({ id: 1, name: 'Fern' })).resolves.toEqualTypeOf<Plant>();
 expectTypeOf(client.createPlant({ id: 9007199254740993n, name: 'Fern', tag: 'fern' })).resolves.toEqualTypeOf<Plant>();
@@ -44,7 +52,7 @@ createPlantClient({ baseUrl: 'https://plants.example.com' });
 
 // Reading follows the contract's 200 bodies, so a change to PlantWithId reaches the client.
 expectTypeOf(client.getPlant).returns.resolves.toEqualTypeOf<PlantWithId>();
-expectTypeOf(client.getPlant).returns.resolves.toEqualTypeOf<ClientInferResponseBody<PlantContract['getPlant'], 200>>();
+expectTypeOf(client.getPlant).returns.resolves.toEqualTypeOf<ResponseBody<'getPlant', 200>>();
 expectTypeOf(client.listPlants()).toEqualTypeOf<PagePromise<PlantWithId>>();
 expectTypeOf(client.listPlants()).toExtend<AsyncIterable<PlantWithId>>();
 expectTypeOf(client.listPlants()).resolves.toEqualTypeOf<PlantPage<PlantWithId>>();
@@ -53,7 +61,7 @@ expectTypeOf<PlantPage<PlantWithId>['nextCursor']>().toEqualTypeOf<string | unde
 expectTypeOf(client.listPlants().withResponse()).resolves.toEqualTypeOf<WithResponse<PlantPage<PlantWithId>>>();
 // @ts-expect-error a cursor carries the tag: not both
 void client.listPlants({ cursor: 'after=1', tag: 'x' }).catch(() => undefined);
-expectTypeOf<PlantWithId[]>().toEqualTypeOf<ClientInferResponseBody<PlantContract['listPlants'], 200>>();
+expectTypeOf<PlantWithId[]>().toEqualTypeOf<ResponseBody<'listPlants', 200>>();
 expectTypeOf(client.deletePlant).returns.resolves.toEqualTypeOf<void>();
 expectTypeOf(client.getPlant).parameter(0).toEqualTypeOf<number | bigint>();
 // @ts-expect-error ids are numbers or bigints, never strings
@@ -113,36 +121,18 @@ expectTypeOf<RateLimitError>().toExtend<PlantApiError>();
 expectTypeOf<PlantApiError>().toExtend<PlantClientError>();
 
 // Webhook management follows the contract's routes too.
-expectTypeOf(client.createWebhook)
-  .parameter(0)
-  .toEqualTypeOf<ClientInferRequest<PlantContract['createWebhook']>['body']>();
-expectTypeOf(client.createWebhook).returns.resolves.toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['createWebhook'], 201>
->();
-expectTypeOf(client.listWebhooks).returns.resolves.toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['listWebhooks'], 200>
->();
-expectTypeOf(client.getWebhook).returns.resolves.toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['getWebhook'], 200>
->();
-expectTypeOf<PlantPage<WebhookDelivery>['data']>().toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['listWebhookDeliveries'], 200>
->();
+expectTypeOf(client.createWebhook).parameter(0).toEqualTypeOf<RequestBody<'createWebhook'>>();
+expectTypeOf(client.createWebhook).returns.resolves.toEqualTypeOf<ResponseBody<'createWebhook', 201>>();
+expectTypeOf(client.listWebhooks).returns.resolves.toEqualTypeOf<ResponseBody<'listWebhooks', 200>>();
+expectTypeOf(client.getWebhook).returns.resolves.toEqualTypeOf<ResponseBody<'getWebhook', 200>>();
+expectTypeOf<PlantPage<WebhookDelivery>['data']>().toEqualTypeOf<ResponseBody<'listWebhookDeliveries', 200>>();
 expectTypeOf(client.listWebhookDeliveries('ep_1')).toEqualTypeOf<PagePromise<WebhookDelivery>>();
 // @ts-expect-error an endpoint needs its url
 client.createWebhook({ description: 'no url' });
-expectTypeOf(client.updateWebhook)
-  .parameter(1)
-  .toEqualTypeOf<ClientInferRequest<PlantContract['updateWebhook']>['body']>();
-expectTypeOf(client.updateWebhook).returns.resolves.toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['updateWebhook'], 200>
->();
-expectTypeOf(client.rotateWebhookSecret).returns.resolves.toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['rotateWebhookSecret'], 200>
->();
-expectTypeOf(client.recoverWebhook).returns.resolves.toEqualTypeOf<
-  ClientInferResponseBody<PlantContract['recoverWebhook'], 202>
->();
+expectTypeOf(client.updateWebhook).parameter(1).toEqualTypeOf<RequestBody<'updateWebhook'>>();
+expectTypeOf(client.updateWebhook).returns.resolves.toEqualTypeOf<ResponseBody<'updateWebhook', 200>>();
+expectTypeOf(client.rotateWebhookSecret).returns.resolves.toEqualTypeOf<ResponseBody<'rotateWebhookSecret', 200>>();
+expectTypeOf(client.recoverWebhook).returns.resolves.toEqualTypeOf<ResponseBody<'recoverWebhook', 202>>();
 expectTypeOf(client.retryWebhookDelivery).returns.resolves.toEqualTypeOf<void>();
 // @ts-expect-error enabled is a boolean
 client.updateWebhook('ep_1', { enabled: 'yes' });

@@ -43,6 +43,18 @@ const onlyCall = (fetch: ReturnType<typeof vi.fn<FetchLike>>) => {
   return { url: input, method: init?.method, headers: new Headers(init?.headers), body: init?.body };
 };
 
+/** The one call was a bodiless `method` to `url` with only the client's own headers. */
+const expectBodilessCall = (fetch: ReturnType<typeof vi.fn<FetchLike>>, method: string, url: string) => {
+  const call = onlyCall(fetch);
+  expect(call).toMatchObject({ url, method });
+  expect([...call.headers]).toStrictEqual([
+    ['authorization', `Bearer ${TOKEN}`],
+    ['user-agent', `plant-client/${VERSION}`],
+    ['x-retry-count', '0'],
+  ]);
+  expect(call.body).toBeUndefined();
+};
+
 const rejection = async (promise: Promise<unknown>): Promise<unknown> => {
   try {
     await promise;
@@ -256,14 +268,7 @@ describe('getPlant, deletePlant and listPlants requests', () => {
   it('GETs {baseUrl}/plants/{id} with the bearer token and no body', async () => {
     const fetch = answering(() => json({ id: 9007199254740993n.toString(), name: 'Fern' }));
     await rejection(clientWith(fetch).getPlant(9007199254740993n));
-    const call = onlyCall(fetch);
-    expect(call).toMatchObject({ url: 'https://plants.example.com/plants/9007199254740993', method: 'GET' });
-    expect([...call.headers]).toStrictEqual([
-      ['authorization', `Bearer ${TOKEN}`],
-      ['user-agent', `plant-client/${VERSION}`],
-      ['x-retry-count', '0'],
-    ]);
-    expect(call.body).toBeUndefined();
+    expectBodilessCall(fetch, 'GET', 'https://plants.example.com/plants/9007199254740993');
   });
 
   it('resolves getPlant to the plant read, with an exact id', async () => {
@@ -283,14 +288,7 @@ describe('getPlant, deletePlant and listPlants requests', () => {
   it('DELETEs {baseUrl}/plants/{id} with the bearer token and no body', async () => {
     const fetch = answering(() => new Response(null, { status: 204 }));
     await clientWith(fetch, { baseUrl: 'https://example.com/api/' }).deletePlant(-(2n ** 63n));
-    const call = onlyCall(fetch);
-    expect(call).toMatchObject({ url: 'https://example.com/api/plants/-9223372036854775808', method: 'DELETE' });
-    expect([...call.headers]).toStrictEqual([
-      ['authorization', `Bearer ${TOKEN}`],
-      ['user-agent', `plant-client/${VERSION}`],
-      ['x-retry-count', '0'],
-    ]);
-    expect(call.body).toBeUndefined();
+    expectBodilessCall(fetch, 'DELETE', 'https://example.com/api/plants/-9223372036854775808');
   });
 
   it('refuses an unsafe number id before sending anything', async () => {
@@ -377,16 +375,11 @@ describe('createPlant failures without an answer', () => {
 });
 
 describe('without JSON.rawJSON (Node 20, older browsers)', () => {
-  const jsonObject = JSON as { rawJSON?: unknown };
-  const original = jsonObject.rawJSON;
-
-  afterEach(() => {
-    jsonObject.rawJSON = original;
-    vi.resetModules();
-  });
+  afterEach(() => vi.unstubAllGlobals());
 
   it('still sends a bigint id digit for digit', async () => {
-    delete jsonObject.rawJSON;
+    // The modules imported afresh below see a JSON that lacks rawJSON.
+    vi.stubGlobal('JSON', Object.create(JSON, { rawJSON: { value: undefined } }));
     vi.resetModules();
     const fresh = await import('./plant-client.ts');
     const { exactJsonReplacer } = await import('@org/plant-contract');

@@ -20,18 +20,25 @@ import {
 const c = initContract();
 
 /**
- * A route's responses: its successes, and each failure status the service may answer, 408 and 431
- * from Node's HTTP parser included, with the Error body. Typed as an intersection rather than
- * spread in the route: TypeScript 7 widens spread numeric keys to strings, which would hide them
- * from ts-rest.
+ * What any route may answer: 400, 401 and 403 (the request, the token, its scope), 408 and 431
+ * (from Node's HTTP parser), 429 (a rate limit), 500 and 503.
+ */
+const ANY_ROUTE_FAILURES = [400, 401, 403, 408, 429, 431, 500, 503] as const;
+
+/**
+ * A route's responses: its successes, then the Error body under every status of
+ * ANY_ROUTE_FAILURES and under the route's own further `statuses`. Typed as an intersection rather
+ * than spread in the route: TypeScript 7 widens spread numeric keys to strings, which would hide
+ * them from ts-rest.
  */
 const withFailures = <const Successes extends Record<number, unknown>, const Statuses extends number[]>(
   successes: Successes,
   ...statuses: Statuses
 ) =>
-  ({ ...successes, ...Object.fromEntries(statuses.map((status) => [status, ApiError])) }) as Successes & {
-    [Status in Statuses[number]]: typeof ApiError;
-  };
+  ({
+    ...successes,
+    ...Object.fromEntries([...ANY_ROUTE_FAILURES, ...statuses].map((status) => [status, ApiError])),
+  }) as Successes & { [Status in (typeof ANY_ROUTE_FAILURES)[number] | Statuses[number]]: typeof ApiError };
 
 /**
  * The OAuth scopes a JWT may carry, one per resource and access. A `:write` scope also grants the
@@ -53,7 +60,7 @@ export const contract = c.router(
       description:
         'Stores a new plant under the client-chosen id. Creation is idempotent by id: sending the same plant again answers 200 and stores nothing new; the same id with different data answers 409.',
       body: NewPlant,
-      responses: withFailures({ 200: Plant }, 400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503),
+      responses: withFailures({ 200: Plant }, 404, 409, 413, 415),
     },
     listPlants: {
       method: 'GET',
@@ -63,7 +70,7 @@ export const contract = c.router(
       description:
         'Answers stored plants ordered by id. When more remain, a `Link: <?limit=…&after=…>; rel="next"` header gives the next page; the body stays a plain array.',
       query: ListPlantsQuery,
-      responses: withFailures({ 200: PlantWithId.array() }, 400, 401, 403, 408, 429, 431, 500, 503),
+      responses: withFailures({ 200: PlantWithId.array() }),
     },
     getPlant: {
       method: 'GET',
@@ -72,7 +79,7 @@ export const contract = c.router(
       summary: 'Get a plant',
       description: 'Answers the plant stored under the id, or 404.',
       pathParams: PlantIdParams,
-      responses: withFailures({ 200: PlantWithId }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
+      responses: withFailures({ 200: PlantWithId }, 404),
     },
     deletePlant: {
       method: 'DELETE',
@@ -82,7 +89,7 @@ export const contract = c.router(
       description: 'Removes the plant stored under the id (204), or answers 404. The id may then be created again.',
       pathParams: PlantIdParams,
       body: c.noBody(),
-      responses: withFailures({ 204: c.noBody() }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
+      responses: withFailures({ 204: c.noBody() }, 404),
     },
     createWebhook: {
       method: 'POST',
@@ -91,7 +98,7 @@ export const contract = c.router(
       summary: 'Subscribe a receiver to new plants',
       description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints may be registered (409 beyond).`,
       body: NewWebhookEndpoint,
-      responses: withFailures({ 201: CreatedWebhookEndpoint }, 400, 401, 403, 408, 409, 413, 415, 429, 431, 500, 503),
+      responses: withFailures({ 201: CreatedWebhookEndpoint }, 409, 413, 415),
     },
     listWebhooks: {
       method: 'GET',
@@ -99,7 +106,7 @@ export const contract = c.router(
       metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List webhook endpoints',
       description: 'Answers every registered endpoint, oldest first, without secrets.',
-      responses: withFailures({ 200: WebhookEndpoint.array() }, 400, 401, 403, 408, 429, 431, 500, 503),
+      responses: withFailures({ 200: WebhookEndpoint.array() }),
     },
     getWebhook: {
       method: 'GET',
@@ -108,64 +115,50 @@ export const contract = c.router(
       summary: 'Get a webhook endpoint',
       description: 'Answers the endpoint registered under the id (without its secret), or 404.',
       pathParams: WebhookIdParams,
-      responses: withFailures({ 200: WebhookEndpoint }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
+      responses: withFailures({ 200: WebhookEndpoint }, 404),
     },
     updateWebhook: {
       method: 'PATCH',
       path: '/webhooks/:id',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Change a webhook endpoint',
       description:
         'Changes any of url (checked as at registration; 409 when another endpoint has it), description (null removes it) and enabled. Disabling fails the pending deliveries; enabling a disabled endpoint makes the deliveries that disabling or a 410 Gone answer stopped pending again, due now. Plants created while it was disabled are not announced to it.',
       pathParams: WebhookIdParams,
       body: WebhookEndpointChanges,
-      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: withFailures({ 200: WebhookEndpoint }, 400, 401, 403, 404, 408, 409, 413, 415, 429, 431, 500, 503),
+      responses: withFailures({ 200: WebhookEndpoint }, 404, 409, 413, 415),
     },
     rotateWebhookSecret: {
       method: 'POST',
       path: '/webhooks/:id/rotate-secret',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: "Rotate a webhook endpoint's signing secret",
       description:
         'Answers a new signing secret, shown only here. For the rotation grace (PLANT_WEBHOOK_ROTATION_GRACE_MS, 24 hours by default) every delivery carries two signatures in webhook-signature, with the new secret and the previous one, so that the receiver can switch to the new secret without missing a delivery.',
       pathParams: WebhookIdParams,
       body: c.noBody(),
-      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: withFailures({ 200: RotatedWebhookSecret }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
+      responses: withFailures({ 200: RotatedWebhookSecret }, 404),
     },
     recoverWebhook: {
       method: 'POST',
       path: '/webhooks/:id/recover',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Attempt failed deliveries again',
       description: `Makes the failed deliveries to the endpoint announced at or after \`since\` pending again, due now, oldest first, with their original webhook-id: after a receiver outage. Each is attempted once more. At most ${WEBHOOK_RECOVER_MAX} per request: when \`requeued\` is ${WEBHOOK_RECOVER_MAX}, send it again for the rest. 409 when the endpoint is disabled (enable it first).`,
       pathParams: WebhookIdParams,
       body: RecoverWebhookDeliveries,
-      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: withFailures(
-        { 202: RequeuedWebhookDeliveries },
-        400,
-        401,
-        403,
-        404,
-        408,
-        409,
-        413,
-        415,
-        429,
-        431,
-        500,
-        503,
-      ),
+      responses: withFailures({ 202: RequeuedWebhookDeliveries }, 404, 409, 413, 415),
     },
     retryWebhookDelivery: {
       method: 'POST',
       path: '/webhooks/:id/deliveries/:deliveryId/retry',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Attempt one delivery again',
       description:
         'Makes the delivery pending and due now, whatever its status (a delivered one is sent again), with its original webhook-id. 404 when the endpoint or the delivery is unknown; 409 when the endpoint is disabled (enable it first).',
       pathParams: WebhookDeliveryParams,
       body: c.noBody(),
-      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
-      responses: withFailures({ 202: c.noBody() }, 400, 401, 403, 404, 408, 409, 429, 431, 500, 503),
+      responses: withFailures({ 202: c.noBody() }, 404, 409),
     },
     deleteWebhook: {
       method: 'DELETE',
@@ -175,7 +168,7 @@ export const contract = c.router(
       description: 'Unsubscribes the endpoint (204), or answers 404; deliveries still pending for it are dropped.',
       pathParams: WebhookIdParams,
       body: c.noBody(),
-      responses: withFailures({ 204: c.noBody() }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
+      responses: withFailures({ 204: c.noBody() }, 404),
     },
     listWebhookDeliveries: {
       method: 'GET',
@@ -186,7 +179,7 @@ export const contract = c.router(
         'Answers the announcements made to the endpoint, newest first: each with its webhook-id, the plant, and where its delivery stands.',
       pathParams: WebhookIdParams,
       query: ListWebhookDeliveriesQuery,
-      responses: withFailures({ 200: WebhookDelivery.array() }, 400, 401, 403, 404, 408, 429, 431, 500, 503),
+      responses: withFailures({ 200: WebhookDelivery.array() }, 404),
     },
   },
   { strictStatusCodes: true },

@@ -130,6 +130,17 @@ const runPage = async (
   return { outcome: JSON.parse((await outcome.jsonValue()) as string), apiRequests };
 };
 
+/** A typed error of the client as the page reads it. */
+const typedError = (name: string, status: number, wwwAuthenticate: unknown) => ({
+  name,
+  isApiError: true,
+  status,
+  message: expect.stringMatching(/^[A-Z]/),
+  // Readable only because the API exposes it to the page.
+  requestId: expect.stringMatching(/.+/),
+  wwwAuthenticate,
+});
+
 describe('the client in Chromium, on another origin than the API', () => {
   itWithChromium(
     'creates, gets, lists across Link pages and reads typed errors; a page on another origin is refused',
@@ -145,23 +156,8 @@ describe('the client in Chromium, on another origin than the API', () => {
         created: { name: 'Fern', tag: 'browser' },
         got: { id: '1', name: 'Fern', tag: 'browser' },
         listed: ['1', '2', '3', '4', '5'],
-        conflict: {
-          name: 'ConflictError',
-          isApiError: true,
-          status: 409,
-          message: expect.stringMatching(/^[A-Z]/),
-          // Readable only because the API exposes it to the page.
-          requestId: expect.stringMatching(/.+/),
-          wwwAuthenticate: null,
-        },
-        unauthorized: {
-          name: 'AuthenticationError',
-          isApiError: true,
-          status: 401,
-          message: expect.stringMatching(/^[A-Z]/),
-          requestId: expect.stringMatching(/.+/),
-          wwwAuthenticate: expect.stringMatching(/^Bearer/),
-        },
+        conflict: typedError('ConflictError', 409, null),
+        unauthorized: typedError('AuthenticationError', 401, expect.stringMatching(/^Bearer/)),
       });
       // Five plants by two: the client followed the Link header to the second and third page.
       expect(allowed.apiRequests.filter((request) => request.startsWith('GET /plants?')).length).toBe(3);

@@ -22,11 +22,13 @@ const start = async (options: TestAppOptions = {}): Promise<TestServer> => {
 const corsHeaderNames = (headers: IncomingHttpHeaders): string[] =>
   Object.keys(headers).filter((name) => name.startsWith('access-control-'));
 
+/** A comma-separated header's values, lower-cased and sorted: their order means nothing. */
 const list = (value: string | string[] | undefined): string[] =>
   String(value ?? '')
     .split(',')
     .map((item) => item.trim().toLowerCase())
-    .filter((item) => item !== '');
+    .filter((item) => item !== '')
+    .sort();
 
 const preflight = (server: TestServer, origin: string, headers: Record<string, string> = {}): Promise<HttpAnswer> =>
   httpRequest(`${server.url}/plants`, {
@@ -43,7 +45,7 @@ const preflight = (server: TestServer, origin: string, headers: Record<string, s
 const expectReadableBy = (answer: HttpAnswer, origin: string): void => {
   expect(answer.headers['access-control-allow-origin']).toBe(origin);
   expect(list(answer.headers.vary)).toContain('origin');
-  expect(list(answer.headers['access-control-expose-headers']).sort()).toEqual([
+  expect(list(answer.headers['access-control-expose-headers'])).toEqual([
     'link',
     'retry-after',
     'www-authenticate',
@@ -90,14 +92,8 @@ describe('CORS', () => {
       expect(answer.status).toBe(204);
       expect(answer.headers['access-control-allow-origin']).toBe(PAGE);
       expect(list(answer.headers.vary)).toContain('origin');
-      expect(list(answer.headers['access-control-allow-methods']).sort()).toEqual([
-        'delete',
-        'get',
-        'head',
-        'patch',
-        'post',
-      ]);
-      expect(list(answer.headers['access-control-allow-headers']).sort()).toEqual([
+      expect(list(answer.headers['access-control-allow-methods'])).toEqual(['delete', 'get', 'head', 'patch', 'post']);
+      expect(list(answer.headers['access-control-allow-headers'])).toEqual([
         'authorization',
         'content-type',
         'x-retry-count',

@@ -100,6 +100,16 @@ export const describeDatabase = (url: string): string => {
 // `announced` tells whether it did, so that the delivery worker is woken only when there is work.
 // The statements by id are named (see `statement`): the server parses and plans each once per
 // connection. Their plans do not depend on the values, and the ids are looked up by primary key only.
+// Both create statements go on alike after their own `inserted` step: the `announced` step, then the
+// rows inserted, answered as created.
+const announceInserted = `announced AS (
+    INSERT INTO webhook_events (plant_id, name, tag)
+    SELECT i.id, i.name, i.tag FROM inserted i
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
+    RETURNING seq
+  )
+  SELECT true AS created, EXISTS (SELECT FROM announced) AS announced, id, name, tag FROM inserted`;
+
 const sql = {
   // One round trip: insert, or read the row that was there. READ COMMITTED sees a row committed by
   // a concurrent create only in a later statement, so an empty answer means "ask again". The read
@@ -108,13 +118,7 @@ const sql = {
              INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO NOTHING
              RETURNING id, name, tag
-           ), announced AS (
-             INSERT INTO webhook_events (plant_id, name, tag)
-             SELECT i.id, i.name, i.tag FROM inserted i
-             WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
-             RETURNING seq
-           )
-           SELECT true AS created, EXISTS (SELECT FROM announced) AS announced, id, name, tag FROM inserted
+           ), ${announceInserted}
            UNION ALL
            SELECT false, false, id, name, tag FROM plants WHERE id = $1 AND NOT EXISTS (SELECT FROM inserted)`,
   // The same for many plants at once: creates issued in one turn of the event loop share one
@@ -128,13 +132,7 @@ const sql = {
                  SELECT * FROM unnest($1::int8[], $2::text[], $3::text[])
                  ON CONFLICT (id) DO NOTHING
                  RETURNING id, name, tag
-               ), announced AS (
-                 INSERT INTO webhook_events (plant_id, name, tag)
-                 SELECT i.id, i.name, i.tag FROM inserted i
-                 WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
-                 RETURNING seq
-               )
-               SELECT true AS created, EXISTS (SELECT FROM announced) AS announced, id, name, tag FROM inserted
+               ), ${announceInserted}
                UNION ALL
                SELECT false, false, id, name, tag FROM plants
                WHERE id = ANY ($1::int8[]) AND (SELECT count(*) FROM inserted) < cardinality($1::int8[])`,

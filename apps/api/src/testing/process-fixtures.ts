@@ -42,6 +42,12 @@ export const processFixtures = (databasePrefix: string) => {
   };
 };
 
+/** What webhook tests run processes with: receivers on loopback over plain http, retries 200 ms apart. */
+export const WEBHOOK_PROCESS_ENV = {
+  PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
+  PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
+};
+
 /** The Authorization header of the processes' token. */
 export const MAIN_AUTH = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
 

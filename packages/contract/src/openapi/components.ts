@@ -3,40 +3,30 @@ import type { ZodTypeAny } from 'zod';
 import { INT64_MAX, INT64_MIN, Int64 } from '../int64.ts';
 import { Int64Text, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListPlantsQuery } from '../parameters.ts';
 import * as schemas from '../schemas.ts';
+import * as webhooks from '../webhooks.ts';
 import {
-  CreatedWebhookEndpoint,
   DELIVERIES_LIMIT_DEFAULT,
   DELIVERIES_LIMIT_MAX,
   ListWebhookDeliveriesQuery,
-  NewWebhookEndpoint,
-  RecoverWebhookDeliveries,
-  RequeuedWebhookDeliveries,
-  RotatedWebhookSecret,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointChanges,
+  WebhookDeliveryParams,
+  WebhookIdParams,
 } from '../webhooks.ts';
 import type { JsonSchema } from './json-schema.ts';
 
 /** Export names that differ from the interface's component names. */
 const COMPONENT_NAMES: Readonly<Record<string, string>> = { ApiError: 'Error' };
 
-/** The bodies of the webhook management routes (their parameters are not components). */
-const webhookSchemas = {
-  CreatedWebhookEndpoint,
-  NewWebhookEndpoint,
-  RecoverWebhookDeliveries,
-  RequeuedWebhookDeliveries,
-  RotatedWebhookSecret,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointChanges,
-};
+/** The webhook schemas of path and query parameters: parameters are not components. */
+const WEBHOOK_PARAMETERS: ReadonlySet<unknown> = new Set([
+  WebhookIdParams,
+  WebhookDeliveryParams,
+  ListWebhookDeliveriesQuery,
+]);
 
-/** Every zod schema that `schemas.ts` exports and the webhook bodies, under their OpenAPI component names, sorted by name. */
+/** Every zod schema that `schemas.ts` and `webhooks.ts` export, parameters aside, under their OpenAPI component names, sorted by name. */
 export const componentSchemas = (): Array<readonly [name: string, schema: ZodTypeAny]> =>
-  Object.entries({ ...schemas, ...webhookSchemas } as Record<string, unknown>)
-    .filter((entry): entry is [string, ZodTypeAny] => isZodType(entry[1]))
+  Object.entries({ ...schemas, ...webhooks } as Record<string, unknown>)
+    .filter((entry): entry is [string, ZodTypeAny] => isZodType(entry[1]) && !WEBHOOK_PARAMETERS.has(entry[1]))
     .map(([exported, schema]) => [COMPONENT_NAMES[exported] ?? exported, schema] as const)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
