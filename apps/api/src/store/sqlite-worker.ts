@@ -113,9 +113,16 @@ const webhookStatements = (db: DatabaseSync) => {
   const endpointColumns = 'id, url, description, enabled, disabled_reason, created_at';
   const { instance } = db.prepare('SELECT instance FROM webhook_settings').get() as { instance: string };
   const prefix = `msg_${instance}_`;
-  /** Rows with their webhook-id, which is the instance and the sequence number. */
+  /**
+   * Rows with their webhook-id, which is the instance and the sequence number. Set on the row, not
+   * spread into a copy: node:sqlite's rows are dictionary objects, which a spread copies slowly.
+   */
   const withIds = <R extends { seq: bigint }>(rows: R[]): (R & { id: string })[] =>
-    rows.map((row) => ({ ...row, id: `${prefix}${row.seq}` }));
+    rows.map((row) => {
+      const withId = row as R & { id: string };
+      withId.id = `${prefix}${row.seq}`;
+      return withId;
+    });
   return {
     instance,
     withIds,
