@@ -112,21 +112,24 @@ const toDelivery = (row: DeliveryRow): StoredDelivery => ({
   createdAt: new Date(Number(row.created_at)),
 });
 
-const toClaimed = (row: ClaimedRow, leaseToken: string): ClaimedDelivery => {
+const toClaimed = (
+  [id, seq, endpointId, url, secret, previousSecret, plantId, name, tag, attempts, createdAt]: ClaimedRow,
+  leaseToken: string,
+): ClaimedDelivery => {
   // The optional field is set last, not spread into the literal: every property after a spread
   // is defined through a slow runtime call, once per delivery.
   const claimed: ClaimedDelivery = {
-    id: row.id,
-    seq: row.seq,
-    endpointId: row.endpoint_id,
-    url: row.url,
-    secret: row.secret,
-    plant: toPlant(row.plant_id, row.name, row.tag),
-    attempts: Number(row.attempts),
+    id,
+    seq,
+    endpointId,
+    url,
+    secret,
+    plant: toPlant(plantId, name, tag),
+    attempts: Number(attempts),
     leaseToken,
-    createdAt: new Date(Number(row.created_at)),
+    createdAt: new Date(Number(createdAt)),
   };
-  if (row.previous_secret !== null) claimed.previousSecret = row.previous_secret;
+  if (previousSecret !== null) claimed.previousSecret = previousSecret;
   return claimed;
 };
 

@@ -104,9 +104,10 @@ const FAN_OUT_ROWS = 500;
 
 /** The webhook statements: endpoints, and the outbox of deliveries. */
 const webhookStatements = (db: DatabaseSync) => {
-  const prepare = (sql: string, bigInts = false) => {
+  const prepare = (sql: string, bigInts = false, arrays = false) => {
     const statement = db.prepare(sql);
     if (bigInts) statement.setReadBigInts(true);
+    if (arrays) statement.setReturnArrays(true);
     return statement;
   };
   const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
@@ -125,6 +126,7 @@ const webhookStatements = (db: DatabaseSync) => {
     });
   return {
     instance,
+    instancePrefix: prefix,
     withIds,
     anyEnabled: () => enabled.get() !== undefined,
     // Positional: binding by name cost twice as much per create (measured).
@@ -216,11 +218,13 @@ const webhookStatements = (db: DatabaseSync) => {
     lease: prepare(
       'UPDATE webhook_deliveries SET lease_until = :until, next_attempt_at = :until, lease_token = :token WHERE seq = :seq',
     ),
+    // In the order of the protocol's ClaimedRow, after its webhook-id.
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret,
               CASE WHEN e.previous_secret_until > :now THEN e.previous_secret END AS previous_secret,
               d.plant_id, d.name, d.tag, d.attempts, d.created_at
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
+      true,
       true,
     ),
     record: prepare(
@@ -387,10 +391,15 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       // while the worker steps back for requests.
       fanOut(FAN_OUT_PER_CLAIMED * limit);
       const claimed = claimFairly(claimNow, limit, until, token, perEndpoint, inFlight);
-      const rows = claimed
-        .map(({ seq }) => webhooks.claimed.get({ seq, now: claimNow }))
-        .filter((row) => row !== undefined);
-      return webhooks.withIds(rows as { seq: bigint }[]) as unknown as ClaimedRow[];
+      const rows: ClaimedRow[] = [];
+      for (const { seq } of claimed) {
+        const row = webhooks.claimed.get({ seq, now: claimNow }) as unknown as ClaimedRow | undefined;
+        if (row === undefined) continue;
+        // The webhook-id first, as the protocol's row has it.
+        row.unshift(`${webhooks.instancePrefix}${row[0]}`);
+        rows.push(row);
+      }
+      return rows;
     },
     recordAttempts: (recordNow, records) => {
       beginWrite();
