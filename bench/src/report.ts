@@ -112,9 +112,10 @@ export const checkTargets = (servers: ServerResult[], client: ClientResult[]): T
     }
   }
   if (c && e) {
-    // Announcing every plant to a subscribed receiver (issue 14) against announcing none.
+    // Announcing every plant to a subscribed receiver against announcing none: issue 14 asked
+    // 0.9×, issue 19 (cheaper announcing) 0.95×.
     const withWebhook = e.ratioToC ?? e.reqPerSec / c.reqPerSec;
-    checks.push(ratioAtLeast('(e) throughput with one webhook subscriber vs (c)', withWebhook, 0.9));
+    checks.push(ratioAtLeast('(e) throughput with one webhook subscriber vs (c)', withWebhook, 0.95));
   }
   // `createPlant` through the client against a hand-written fetch: issue 13 holds the client to 1.1×
   // at 1 in flight; 10 in flight is reported beside it.
