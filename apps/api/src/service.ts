@@ -12,6 +12,7 @@ import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp } from './ops/ops-routes.ts';
 import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
+import type { Tracing } from './ops/tracing-hooks.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
 import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
@@ -57,9 +58,13 @@ const deliverOnceAnnounced = (
 
 /**
  * Opens the store (or takes the embedded one main.ts began to open), listens, and handles signals
- * until shutdown.
+ * until shutdown. `tracing` is set when main.ts started it.
  */
-export const startService = async (config: Config, sqlite?: Promise<SqlitePlantStore>): Promise<void> => {
+export const startService = async (
+  config: Config,
+  sqlite?: Promise<SqlitePlantStore>,
+  tracing?: Tracing,
+): Promise<void> => {
   // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
   // Lines written while a write is in flight go out together with the next; pino flushes at exit.
   const logOutput = pino.destination({ sync: false });
@@ -77,6 +82,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
       // Admission bounds the requests in flight, each with one operation pending at a time; the
       // pool's queue can hold no more. The delivery thread has a pool of its own.
       maxPending: config.admission.maxInFlight + 1,
+      ...(tracing && { tracing }),
     });
     store = postgres;
     metrics = createMetrics({ poolStats: () => postgres.poolStats() });
@@ -86,7 +92,7 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
     storage = { dataDir: config.dataDir };
     // Awaited only now, while the worker thread booted, and before any token file is written: the
     // data directory may turn out to be another process's.
-    store = await (sqlite ?? SqlitePlantStore.open(config.dataDir));
+    store = await (sqlite ?? SqlitePlantStore.open(config.dataDir, tracing));
   }
   const { secrets, endpoints } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
   let draining = false;
@@ -208,6 +214,8 @@ export const startService = async (config: Config, sqlite?: Promise<SqlitePlantS
       },
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
+    // The spans still buffered leave before the process does.
+    await tracing?.shutdown();
     logger.info('stopped');
     process.exit(0);
   };
