@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postPlant } from '../src/testing/http-request.ts';
-import { logLines, MAIN_TEST_TOKEN, type RunningMain, startBuiltMain } from '../src/testing/main-process.ts';
+import {
+  logLines,
+  MAIN_TEST_TOKEN,
+  type RunningMain,
+  startBuiltMain,
+  startBuiltWorker,
+} from '../src/testing/main-process.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../src/testing/otlp-receiver.ts';
 import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
 import { processFixtures, registerEndpoint } from '../src/testing/process-fixtures.ts';
@@ -220,5 +226,27 @@ describeWithPostgres('tracing in the built service on PostgreSQL', () => {
     expect(query?.kind).toBe(CLIENT);
     await expectDeliveryInTrace(otlp, delivery, endpoint.id);
     expectLoggedInTrace(service, spans);
+  }, 60_000);
+
+  it('traces the attempts of a webhook worker process in the trace of the create an API replica served', async () => {
+    const otlp = await otlpReceiver();
+    const hook = await receiver();
+    const { url } = await database();
+    const api = await startBuiltMain(join(built, 'main.js'), {
+      ...baseEnv({ DATABASE_URL: url, PLANT_DATA_DIR: dataDir('plant-tracing-api-') }),
+      ...tracedEnv(otlp),
+      PLANT_WEBHOOK_WORKER: 'off',
+    });
+    await startBuiltWorker(join(built, 'worker.js'), {
+      ...baseEnv({ DATABASE_URL: url }),
+      ...tracedEnv(otlp),
+      OTEL_SERVICE_NAME: 'plant-store-worker',
+    });
+    const { endpoint, delivery } = await createTracedPlant(api, hook, 4n);
+    const attempt = await expectDeliveryInTrace(otlp, delivery, endpoint.id);
+    expect(attempt.serviceName).toBe('plant-store-worker');
+    // The create's span as the API replica stored it with the outbox event: its route's.
+    const route = named(await traceWith(otlp, 'request handler - /plants'), 'request handler - /plants');
+    expect(attempt.parentSpanId).toBe(route.spanId);
   }, 60_000);
 });
