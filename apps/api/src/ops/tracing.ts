@@ -29,6 +29,12 @@ const HOOKED_MODULES = ['express', 'pg', 'pino'];
 
 const TRACER = 'plant-store';
 
+/**
+ * How long shutdown waits for the last spans to be exported: a collector that does not answer must
+ * not hold the exit past the stop budget (drain and grace fit in `docker stop`'s 10 s).
+ */
+const SHUTDOWN_EXPORT_MS = 2_000;
+
 type Carrier = { traceparent?: string; tracestate?: string };
 const carrierGetter: TextMapGetter<Carrier> = {
   keys: (carrier) => Object.keys(carrier),
@@ -132,6 +138,10 @@ export const startTracing = async ({ instrument, env = process.env }: TracingOpt
         },
       };
     },
-    shutdown: () => sdk.shutdown(),
+    shutdown: () =>
+      Promise.race([
+        sdk.shutdown(),
+        new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_EXPORT_MS).unref()),
+      ]),
   };
 };
