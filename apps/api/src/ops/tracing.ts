@@ -139,9 +139,6 @@ export const startTracing = async ({ instrument, env = process.env }: TracingOpt
       };
     },
     shutdown: () =>
-      Promise.race([
-        sdk.shutdown(),
-        new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_EXPORT_MS).unref()),
-      ]),
+      Promise.race([sdk.shutdown(), new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_EXPORT_MS).unref())]),
   };
 };
