@@ -87,8 +87,9 @@ try {
     recursive: true,
     filter: (source) => {
       const path = relative(modules, source);
-      // pnpm's own bookkeeping and command links; no one runs them in production.
-      if (['.bin', '.pnpm', '.modules.yaml'].includes(path.split('/')[0] ?? '')) return false;
+      // pnpm's own bookkeeping and command links; no one runs them in production. Type declarations
+      // (@types/pg comes as a dependency of @opentelemetry/instrumentation-pg) are never loaded.
+      if (['.bin', '.pnpm', '.modules.yaml', '@types'].includes(path.split('/')[0] ?? '')) return false;
       return !workspacePackages.has(path);
     },
   });

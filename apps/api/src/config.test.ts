@@ -31,7 +31,25 @@ describe('loadConfig', () => {
         disableAfterMs: 432_000_000,
         worker: true,
       },
+      tracing: false,
     });
+  });
+
+  it('traces when an OTLP endpoint or OTEL_TRACES_EXPORTER asks, unless the exporter is none or the SDK disabled', () => {
+    const tracing = (env: NodeJS.ProcessEnv) => loadConfig(env).tracing;
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(tracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' })).toBe(true);
+    expect(tracing({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
+    expect(tracing({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
+    expect(tracing({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
+    // Settings of the SDK alone ask for nothing.
+    expect(
+      tracing({
+        OTEL_SERVICE_NAME: 'plants',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_ENDPOINT: '',
+      }),
+    ).toBe(false);
   });
 
   it('reads the admission bounds; 0 turns the event-loop bound off', () => {
@@ -241,6 +259,19 @@ describe('loadConfig', () => {
 
   it.each([
     [{ PORT: 'abc' }, 'Invalid configuration: PORT must be a port number from 0 to 65535.'],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' },
+      'Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT must be an http or https URL (the OTLP collector, e.g. http://localhost:4318).',
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuff' },
+      'Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL must be one of http/protobuf, http/json, grpc.',
+    ],
+    [
+      { OTEL_TRACES_EXPORTER: 'otlp,jaeger' },
+      'Invalid configuration: OTEL_TRACES_EXPORTER must be a comma-separated list of otlp, console, zipkin, none.',
+    ],
+    [{ OTEL_SDK_DISABLED: 'yes' }, 'Invalid configuration: OTEL_SDK_DISABLED must be true or false.'],
     [{ PORT: '70000' }, 'Invalid configuration: PORT must be a port number from 0 to 65535.'],
     [
       { LOG_LEVEL: 'loud' },

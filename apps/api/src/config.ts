@@ -86,6 +86,22 @@ const CORS_ORIGINS_MESSAGE =
 const isOrigin = (text: string): boolean =>
   URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol) && new URL(text).origin === text;
 
+/** The OTLP endpoint variables: where the SDK sends spans. */
+const otlpEndpoint = optional(
+  z
+    .string()
+    .refine(
+      (text) => URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol),
+      'must be an http or https URL (the OTLP collector, e.g. http://localhost:4318)',
+    )
+    .optional(),
+);
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
+const otlpProtocol = optional(
+  z.enum(OTLP_PROTOCOLS, { errorMap: () => ({ message: `must be one of ${OTLP_PROTOCOLS.join(', ')}` }) }).optional(),
+);
+const TRACES_EXPORTERS = ['otlp', 'console', 'zipkin', 'none'];
+
 const Env = z.object({
   PORT: optional(port.default('3000')),
   HOST: optional(z.string().default('127.0.0.1')),
@@ -213,6 +229,23 @@ const Env = z.object({
   PLANT_WEBHOOK_WORKER: optional(
     z.enum(['on', 'off'], { errorMap: () => ({ message: 'must be on or off' }) }).default('on'),
   ),
+  // Tracing: the standard OpenTelemetry variables, read by the SDK; checked here so that a typo stops
+  // the start with one line instead of a warning nobody reads. The rest go to the SDK as they are.
+  OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpEndpoint,
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  OTEL_TRACES_EXPORTER: optional(
+    z
+      .string()
+      .transform((list) => list.split(',').map((name) => name.trim()))
+      .refine(
+        (names) => names.every((name) => TRACES_EXPORTERS.includes(name)),
+        `must be a comma-separated list of ${TRACES_EXPORTERS.join(', ')}`,
+      )
+      .optional(),
+  ),
+  OTEL_SDK_DISABLED: booleanFlag('false'),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -248,6 +281,11 @@ export type Config = {
   webhooks: WebhookConfig;
   /** PLANT_CORS_ORIGINS: origins whose pages may call the API, or `*`; unset, no CORS headers. */
   corsOrigins?: CorsOrigins;
+  /**
+   * Whether to start OpenTelemetry tracing (ops/tracing.ts): an OTLP endpoint or OTEL_TRACES_EXPORTER
+   * is set, not to `none`, and OTEL_SDK_DISABLED is not true.
+   */
+  tracing: boolean;
 };
 
 export type WebhookConfig = {
@@ -311,6 +349,13 @@ export const loadDatabaseConfig = (env: NodeJS.ProcessEnv): DatabaseConfig => {
   return databaseConfig(vars, vars.DATABASE_URL);
 };
 
+const tracingRequested = (vars: z.infer<typeof Env>): boolean => {
+  if (vars.OTEL_SDK_DISABLED === 'true') return false;
+  const exporters = vars.OTEL_TRACES_EXPORTER;
+  if (exporters !== undefined) return exporters.some((name) => name !== 'none');
+  return vars.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
+};
+
 /** What a process runs: the API (with delivery unless PLANT_WEBHOOK_WORKER=off), or delivery alone (dist/worker.js). */
 export type Role = 'api' | 'worker';
 
@@ -358,6 +403,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       disableAfterMs: vars.PLANT_WEBHOOK_DISABLE_AFTER_MS,
       worker: vars.PLANT_WEBHOOK_WORKER === 'on',
     },
+    tracing: tracingRequested(vars),
   };
   if (vars.PLANT_CORS_ORIGINS !== undefined) config.corsOrigins = vars.PLANT_CORS_ORIGINS;
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {

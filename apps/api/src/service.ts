@@ -12,7 +12,8 @@ import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp } from './ops/ops-routes.ts';
 import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
-import { type OpeningStore, openStore } from './store/open-store.ts';
+import type { Tracing } from './ops/tracing-hooks.ts';
+import type { OpeningStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { PostgresPlantStore } from './store/postgres-store.ts';
 import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
@@ -57,10 +58,9 @@ const deliverOnceAnnounced = (
 };
 
 /**
- * Takes the store that main.ts began to open (or opens it), listens, and handles signals until
- * shutdown.
+ * Takes the store that main.ts began to open, listens, and handles signals until shutdown. `tracing` is set when main.ts started it.
  */
-export const startService = async (config: Config, opening: OpeningStore = openStore(config)): Promise<void> => {
+export const startService = async (config: Config, opening: OpeningStore, tracing?: Tracing): Promise<void> => {
   // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
   // Lines written while a write is in flight go out together with the next; pino flushes at exit.
   const logOutput = pino.destination({ sync: false });
@@ -202,6 +202,8 @@ export const startService = async (config: Config, opening: OpeningStore = openS
       },
     });
     if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
+    // The spans still buffered leave before the process does.
+    await tracing?.shutdown();
     logger.info('stopped');
     process.exit(0);
   };

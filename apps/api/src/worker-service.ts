@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp } from './ops/ops-routes.ts';
 import { closeServer, listenForOps } from './ops/ops-server.ts';
+import type { Tracing } from './ops/tracing-hooks.ts';
 import { describeDatabase, PostgresPlantStore } from './store/postgres-store.ts';
 import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
@@ -22,9 +23,10 @@ const fail = (message: string): never => {
 /**
  * Opens the PostgreSQL store (migrating it unless PLANT_DB_MIGRATE=false, as a replica does),
  * delivers, serves /healthz, /readyz and /metrics on PLANT_METRICS_PORT (or PORT), and on
- * SIGTERM/SIGINT lets the attempts in flight finish and be recorded before it exits.
+ * SIGTERM/SIGINT lets the attempts in flight finish and be recorded before it exits. With `tracing`
+ * (worker.ts started it), each attempt is a span in its create's trace.
  */
-export const startWorkerService = async (config: Config): Promise<void> => {
+export const startWorkerService = async (config: Config, tracing?: Tracing): Promise<void> => {
   const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
   const database = config.database as NonNullable<Config['database']>;
   const store = await PostgresPlantStore.open({
@@ -45,6 +47,7 @@ export const startWorkerService = async (config: Config): Promise<void> => {
     // delivery thread does, for the requests beside it). Beside API replicas on one machine, give it
     // a lower priority (nice) instead.
     yieldBelowIdleShare: 0,
+    ...(tracing && { tracing }),
   });
   let draining = false;
   const address = config.metrics ?? { port: config.port, host: config.host };
@@ -64,6 +67,7 @@ export const startWorkerService = async (config: Config): Promise<void> => {
     await delivery.stop();
     await closeServer(ops);
     await store.close();
+    await tracing?.shutdown();
     logger.info('stopped');
     process.exit(0);
   };

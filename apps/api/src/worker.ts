@@ -12,8 +12,12 @@ const startupErrors = [ConfigError, SchemaTooNewError, StoreUnavailableError];
 
 try {
   const config = loadConfig(process.env, 'worker');
+  // Before the modules it instruments load (see main.ts).
+  const tracing = config.tracing
+    ? await (await import('./ops/tracing.ts')).startTracing({ instrument: true })
+    : undefined;
   const { startWorkerService } = await import('./worker-service.ts');
-  await startWorkerService(config);
+  await startWorkerService(config, tracing);
 } catch (error) {
   if (!startupErrors.some((type) => error instanceof type)) throw error;
   console.error((error as Error).message);

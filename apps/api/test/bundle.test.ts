@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectOutput } from '../src/testing/child-output.ts';
 import { httpRequest, postPlant } from '../src/testing/http-request.ts';
 import { type Exit, logLines } from '../src/testing/main-process.ts';
+import { startOtlpReceiver } from '../src/testing/otlp-receiver.ts';
 import type { TestDatabase } from '../src/testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
 
@@ -32,10 +33,11 @@ beforeAll(async () => {
   });
 }, 120_000);
 
+// Removing the bundle's node_modules takes seconds on a busy machine.
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   rmSync(scratch, { recursive: true, force: true });
-});
+}, 60_000);
 
 /** `node dist/<entry>` in the bundle, with only the given environment and plain node. */
 const runBundled = (entry: string, env: Record<string, string>) => {
@@ -139,15 +141,33 @@ describe('pnpm bundle', () => {
     expect(shipped.scripts?.worker).toBe(shipped.scripts?.start?.replace('main.js', 'worker.js'));
   });
 
-  it('loads pg and jose only when configured: dist/main.js does not import them before it reads the config', () => {
+  it('loads pg, jose and OpenTelemetry only when configured: dist/main.js does not import them before it reads the config', () => {
     const everything = importedPackages('main.js', true);
-    expect(everything).toContain('pg');
-    expect(everything).toContain('jose');
+    const configured = ['pg', 'jose', '@opentelemetry/sdk-node', '@opentelemetry/instrumentation-express'];
+    for (const name of configured) expect(everything).toContain(name);
     const atStart = importedPackages('main.js', false);
     expect(atStart).toContain('zod');
-    expect(atStart).not.toContain('pg');
-    expect(atStart).not.toContain('jose');
+    for (const name of configured) expect(atStart).not.toContain(name);
   });
+
+  it('sends the spans of a create to the OTLP endpoint, in http/protobuf by default', async () => {
+    const otlp = await startOtlpReceiver();
+    cleanups.push(() => otlp.close());
+    const service = runBundled('main.js', {
+      PLANT_API_TOKENS: TOKEN,
+      PLANT_DATA_DIR: join(scratch, 'traced'),
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    });
+    await createAndRead(await service.listening());
+    // Protobuf keeps strings as they are: the route's span (express patched through the loader hook)
+    // and the store's span are in the exports.
+    const exported = await otlp.waitFor(({ exports }) => {
+      const bytes = Buffer.concat(exports.map(({ body }) => body));
+      return bytes.includes('request handler - /plants') && bytes.includes('sqlite create') ? exports : undefined;
+    });
+    expect(new Set(exported.map(({ contentType }) => contentType))).toStrictEqual(new Set(['application/x-protobuf']));
+  }, 30_000);
 
   it('serves the API on the embedded store with plain node, and stops on SIGTERM with exit 0', async () => {
     const dataDir = join(scratch, 'data');

@@ -14,6 +14,7 @@ import { baseImages } from '../src/testing/base-images.ts';
 import { docker, dockerBuild, dockerEngine } from '../src/testing/docker-engine.ts';
 import { freePort } from '../src/testing/free-port.ts';
 import { httpRequest, type NoAnswerError, postPlant } from '../src/testing/http-request.ts';
+import { startOtlpReceiver } from '../src/testing/otlp-receiver.ts';
 import type { TestDatabase } from '../src/testing/postgres-server.ts';
 import { freshDatabase, postgresAdminUrl } from '../src/testing/postgres-test-database.ts';
 import { until } from '../src/testing/until.ts';
@@ -189,6 +190,37 @@ describe.skipIf(typeof engine === 'string')(`the container image (${IMAGE})`, ()
       500,
     );
   }, 180_000);
+
+  it('traces with the OTEL_ variables alone: the spans of a create reach the OTLP endpoint, in the caller’s trace', async () => {
+    const otlp = await startOtlpReceiver();
+    cleanups.push(() => otlp.close());
+    const container = await runContainer({
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '20',
+      },
+    });
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const created = await postPlant(
+      container.url,
+      TOKEN,
+      { id: 21n, name: 'Traced' },
+      { agent: false, headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } },
+    );
+    expect(created.status, created.text).toBe(200);
+    const names = await otlp.waitFor(({ spans }) => {
+      const found = new Set(
+        spans()
+          .filter((span) => span.traceId === traceId)
+          .map((span) => span.name),
+      );
+      return ['POST /plants', 'request handler - /plants', 'sqlite create'].every((name) => found.has(name))
+        ? found
+        : undefined;
+    });
+    expect(names).toContain('sqlite create');
+  }, 120_000);
 
   it('on docker stop drains and exits 0 with nothing acknowledged lost; a new container on the volume has it all', async () => {
     const volume = await newVolume();

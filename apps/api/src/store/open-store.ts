@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from './plant-store.ts';
 import { SqlitePlantStore } from './sqlite-store.ts';
 
@@ -13,14 +14,18 @@ export type OpeningStore = {
 };
 
 /**
- * Starts opening the configured store, to be called before the rest of the service loads: the
- * embedded store's worker thread boots on the other core, and PostgreSQL connects, migrates or
- * checks the schema in its own processes, while this thread loads Express and the routes.
+ * Starts opening the configured store (tracing its operations when `tracing` is set), to be called
+ * once tracing started and before the rest of the service loads: the embedded store's worker
+ * thread boots on the other core, and PostgreSQL connects, migrates or checks the schema in its own
+ * processes, while this thread loads Express and the routes.
  */
-export const openStore = (config: Pick<Config, 'database' | 'dataDir' | 'admission'>): OpeningStore => {
+export const openStore = (
+  config: Pick<Config, 'database' | 'dataDir' | 'admission'>,
+  tracing?: Tracing,
+): OpeningStore => {
   const backgroundErrors = { report: (error: Error) => process.emitWarning(error) };
   const { database } = config;
-  if (!database) return { store: SqlitePlantStore.open(config.dataDir), backgroundErrors };
+  if (!database) return { store: SqlitePlantStore.open(config.dataDir, tracing), backgroundErrors };
   // pg loads only on PostgreSQL.
   const store = import('./postgres-store.ts').then(({ PostgresPlantStore }) =>
     PostgresPlantStore.open({
@@ -29,6 +34,7 @@ export const openStore = (config: Pick<Config, 'database' | 'dataDir' | 'admissi
       // Admission bounds the requests in flight, each with one operation pending at a time; the
       // pool's queue can hold no more. The delivery thread has a pool of its own.
       maxPending: config.admission.maxInFlight + 1,
+      ...(tracing && { tracing }),
     }),
   );
   return { store, backgroundErrors };

@@ -83,6 +83,10 @@ export const postgresMigrations: readonly string[] = [
      tag        text,
      created_at timestamptz NOT NULL DEFAULT now()
    )`,
+  // Tracing: see the same migration in sqlite-migrations.ts. A previous release still running during
+  // a rolling deploy writes and copies no traceparent; its deliveries go out without one.
+  `ALTER TABLE webhook_events ADD COLUMN traceparent text;
+   ALTER TABLE webhook_deliveries ADD COLUMN traceparent text`,
 ];
 
 /**

@@ -3,7 +3,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { describePlantStore } from '../testing/plant-store-suite.ts';
 import type { TestDatabase } from '../testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
-import { expectDuplicateUrlsKept } from '../testing/webhook-store-suite.ts';
+import {
+  expectDuplicateUrlsKept,
+  expectOutboxKeptWithoutTraceparent,
+  expectTraceparentKept,
+  fixedTracing,
+} from '../testing/webhook-store-suite.ts';
 import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from './plant-store.ts';
 import { migrate, postgresMigrations } from './postgres-migrations.ts';
 import { describeDatabase, isTransientDatabaseError, PostgresPlantStore, SchemaTooNewError } from './postgres-store.ts';
@@ -138,6 +143,28 @@ describeWithPostgres('PostgresPlantStore', () => {
       ('ep_old', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour'),
       ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', now())`);
     await expectDuplicateUrlsKept(await openStore(url));
+  });
+
+  it('delivers an announcement written before traceparents were kept, without one', async () => {
+    const { url } = await database();
+    const traced = postgresMigrations.findIndex((sql) => sql.includes('traceparent'));
+    const client = await connect(url);
+    await client.query('CREATE TABLE plant_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz)');
+    for (const [index, sql] of postgresMigrations.slice(0, traced).entries()) {
+      await client.query(sql);
+      await client.query('INSERT INTO plant_schema_migrations VALUES ($1, now())', [index + 1]);
+    }
+    await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at)
+      VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour');
+      INSERT INTO webhook_events (plant_id, name) VALUES (7, 'Announced')`);
+    await expectOutboxKeptWithoutTraceparent(await openStore(url));
+  });
+
+  it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
+    const { url } = await database();
+    const traced = await PostgresPlantStore.open({ url, poolSize: 3, tracing: fixedTracing });
+    stores.push(traced);
+    await expectTraceparentKept(traced, () => openStore(url));
   });
 
   it('upgrades a version 1 database in place, keeping its plants', async () => {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Tracing } from '../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
   type ListOptions,
@@ -32,6 +33,8 @@ export type PostgresStoreOptions = {
    * busy; this bounds that queue even when clients that gave up leave their requests' work behind.
    */
   maxPending?: number;
+  /** Set when tracing is on: a create keeps its caller's traceparent with its outbox event. */
+  tracing?: Pick<Tracing, 'traceparent'>;
 };
 
 /** How much longer than the server-side statement timeout the client waits for an answer. */
@@ -100,11 +103,11 @@ export const describeDatabase = (url: string): string => {
 // `announced` tells whether it did, so that the delivery worker is woken only when there is work.
 // The statements by id are named (see `statement`): the server parses and plans each once per
 // connection. Their plans do not depend on the values, and the ids are looked up by primary key only.
-// Both create statements go on alike after their own `inserted` step: the `announced` step, then the
-// rows inserted, answered as created.
-const announceInserted = `announced AS (
-    INSERT INTO webhook_events (plant_id, name, tag)
-    SELECT i.id, i.name, i.tag FROM inserted i
+// Both create statements go on alike after their own `inserted` step: the `announced` step (the
+// inserted plants with their traceparents, from `events`), then the rows inserted, answered as created.
+const announceInserted = (events: string) => `announced AS (
+    INSERT INTO webhook_events (plant_id, name, tag, traceparent)
+    ${events}
     WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
     RETURNING seq
   )
@@ -118,7 +121,7 @@ const sql = {
              INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO NOTHING
              RETURNING id, name, tag
-           ), ${announceInserted}
+           ), ${announceInserted('SELECT i.id, i.name, i.tag, $4 FROM inserted i')}
            UNION ALL
            SELECT false, false, id, name, tag FROM plants WHERE id = $1 AND NOT EXISTS (SELECT FROM inserted)`,
   // The same for many plants at once: creates issued in one turn of the event loop share one
@@ -126,13 +129,17 @@ const sql = {
   // which therefore finds only rows that were there before. That SELECT looks the ids up by the
   // primary key, and only when some were not inserted: a join with the input let the plan cached
   // for the named statement (made while the table was small) scan and hash the whole table at every
-  // batch (28 ms a statement at 200k plants, profiled).
+  // batch (28 ms a statement at 200k plants, profiled). An event takes its create's traceparent by
+  // position: the ids of one batch are distinct (writes to an id wait for each other, see #inOrder),
+  // and the join is with the batch's arrays, never with the table.
   createMany: `WITH inserted AS (
                  INSERT INTO plants (id, name, tag)
                  SELECT * FROM unnest($1::int8[], $2::text[], $3::text[])
                  ON CONFLICT (id) DO NOTHING
                  RETURNING id, name, tag
-               ), ${announceInserted}
+               ), ${announceInserted(
+                 'SELECT i.id, i.name, i.tag, t.traceparent FROM inserted i JOIN unnest($1::int8[], $4::text[]) AS t (id, traceparent) ON t.id = i.id',
+               )}
                UNION ALL
                SELECT false, false, id, name, tag FROM plants
                WHERE id = ANY ($1::int8[]) AND (SELECT count(*) FROM inserted) < cardinality($1::int8[])`,
@@ -162,15 +169,21 @@ export class PostgresPlantStore implements PlantStore {
   readonly #writesById = new Map<bigint, Promise<unknown>>();
   readonly #inFlight = new Set<Promise<unknown>>();
   /** Creates waiting for the next batch statement (see sql.createMany). */
-  #batch: { plant: StoredPlant; settle: (row: CreatedRow | undefined, error?: unknown) => void }[] = [];
+  #batch: {
+    plant: StoredPlant;
+    traceparent: string | null;
+    settle: (row: CreatedRow | undefined, error?: unknown) => void;
+  }[] = [];
   readonly #maxPending: number;
+  readonly #tracing: PostgresStoreOptions['tracing'];
   #closed = false;
   #closing: Promise<void> | undefined;
   readonly webhooks: PostgresWebhookStore;
 
-  private constructor(pool: pg.Pool, maxPending: number) {
+  private constructor(pool: pg.Pool, maxPending: number, tracing: PostgresStoreOptions['tracing']) {
     this.#pool = pool;
     this.#maxPending = maxPending;
+    this.#tracing = tracing;
     this.webhooks = new PostgresWebhookStore(pool, (operation) => this.#run(operation));
   }
 
@@ -204,7 +217,7 @@ export class PostgresPlantStore implements PlantStore {
         // Never reuse the migration session: its settings differ, and a lock must not outlive it.
         client.release(broken ?? true);
       }
-      return new PostgresPlantStore(pool, options.maxPending ?? Number.POSITIVE_INFINITY);
+      return new PostgresPlantStore(pool, options.maxPending ?? Number.POSITIVE_INFINITY, options.tracing);
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
@@ -212,7 +225,9 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
-    return this.#run(() => this.#inOrder(plant.id, () => this.#create(plant)));
+    // Read here, in the caller's context: the statement runs later, for a batch of callers.
+    const traceparent = this.#tracing?.traceparent() ?? null;
+    return this.#run(() => this.#inOrder(plant.id, () => this.#create(plant, traceparent)));
   }
 
   delete(id: bigint): Promise<boolean> {
@@ -265,9 +280,13 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   /** Joins the batch of this turn of the event loop; resolves with this plant's row, if any. */
-  #createInBatch(plant: StoredPlant): Promise<CreatedRow | undefined> {
+  #createInBatch(plant: StoredPlant, traceparent: string | null): Promise<CreatedRow | undefined> {
     return new Promise((resolve, reject) => {
-      this.#batch.push({ plant, settle: (row, error) => (error === undefined ? resolve(row) : reject(error)) });
+      this.#batch.push({
+        plant,
+        traceparent,
+        settle: (row, error) => (error === undefined ? resolve(row) : reject(error)),
+      });
       if (this.#batch.length === 1) setImmediate(() => void this.#flushBatch());
     });
   }
@@ -282,6 +301,7 @@ export class PostgresPlantStore implements PlantStore {
           batch.map(({ plant }) => plant.id.toString()),
           batch.map(({ plant }) => plant.name),
           batch.map(({ plant }) => plant.tag ?? null),
+          batch.map(({ traceparent }) => traceparent),
         ]),
       );
       const byId = new Map(rows.map((row) => [row.id, row]));
@@ -296,14 +316,14 @@ export class PostgresPlantStore implements PlantStore {
     }
   }
 
-  async #create(plant: StoredPlant): Promise<CreateOutcome> {
-    const values = [plant.id.toString(), plant.name, plant.tag ?? null];
+  async #create(plant: StoredPlant, traceparent: string | null): Promise<CreateOutcome> {
+    const values = [plant.id.toString(), plant.name, plant.tag ?? null, traceparent];
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
       // The first attempt shares a statement with the other creates of this turn; a plant that
       // changed concurrently is looked at again on its own.
       const row =
         attempt === 0
-          ? await this.#createInBatch(plant)
+          ? await this.#createInBatch(plant, traceparent)
           : (await this.#pool.query<CreatedRow>(statement('create', sql.create, values))).rows[0];
       if (row === undefined) continue; // Created or deleted concurrently by another process: look again.
       if (row.created) {

@@ -52,6 +52,7 @@ type ClaimedRow = {
   tag: string | null;
   attempts: number;
   created_at: Date;
+  traceparent: string | null;
 };
 
 const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
@@ -166,11 +167,11 @@ const sql = {
                SET lease_until = now() + $2::float8 * interval '1 millisecond',
                    next_attempt_at = now() + $2::float8 * interval '1 millisecond', lease_token = $3
                FROM chosen WHERE d.seq = chosen.seq
-               RETURNING d.seq, d.endpoint_id, d.plant_id, d.name, d.tag, d.attempts, d.created_at
+               RETURNING d.seq, d.endpoint_id, d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
                     CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret,
-                    c.plant_id, c.name, c.tag, c.attempts, c.created_at
+                    c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
   // Many attempts in one statement, each only while its lease holds. An endpoint's failing streak
   // is written only when it starts or ends (a delivered attempt among the batch ends it), not at
@@ -212,10 +213,10 @@ const sql = {
                LIMIT greatest(1, least($2::int, $3::int / greatest(1, (SELECT count(*) FROM webhook_endpoints WHERE enabled))::int))
                FOR UPDATE SKIP LOCKED
              )
-             RETURNING seq, plant_id, name, tag, created_at
+             RETURNING seq, plant_id, name, tag, created_at, traceparent
            ), fanned AS (
-             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
-             SELECT ep.id, b.plant_id, b.name, b.tag, b.created_at, b.created_at
+             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at, traceparent)
+             SELECT ep.id, b.plant_id, b.name, b.tag, b.created_at, b.created_at, b.traceparent
              FROM batch b JOIN webhook_endpoints ep ON ep.enabled AND ep.created_at <= b.created_at
              ORDER BY b.seq, ep.created_at, ep.id
            )
@@ -388,6 +389,7 @@ export class PostgresWebhookStore implements WebhookStore {
         attempts: row.attempts,
         leaseToken: token,
         createdAt: row.created_at,
+        ...(row.traceparent !== null && { traceparent: row.traceparent }),
       }));
     });
   }

@@ -82,4 +82,9 @@ export const sqliteMigrations: readonly string[] = [
    ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason TEXT;
    ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER;
    UPDATE webhook_endpoints SET disabled_reason = 'The receiver answered 410 Gone.' WHERE NOT enabled`,
+  // Tracing: the W3C traceparent of the create that announced the plant (NULL when tracing was off),
+  // copied to each delivery at fan-out and sent with each attempt, so that a delivery made after a
+  // restart still joins the create's trace.
+  `ALTER TABLE webhook_events ADD COLUMN traceparent TEXT;
+   ALTER TABLE webhook_deliveries ADD COLUMN traceparent TEXT`,
 ];

@@ -2,9 +2,9 @@ import { expectTypeOf } from 'vitest';
 import type { OpArgs, OpResult } from './sqlite-protocol.ts';
 
 // Argument counts are held to the argument lists: a count that disagrees does not typecheck.
-const _counted = { code: 0, arity: 3 } as const satisfies { code: number; arity: OpArgs<'create'>['length'] };
-// @ts-expect-error create takes 3 arguments, not 2
-const _miscounted = { code: 0, arity: 2 } as const satisfies { code: number; arity: OpArgs<'create'>['length'] };
+const _counted = { code: 0, arity: 4 } as const satisfies { code: number; arity: OpArgs<'create'>['length'] };
+// @ts-expect-error create takes 4 arguments, not 3
+const _miscounted = { code: 0, arity: 3 } as const satisfies { code: number; arity: OpArgs<'create'>['length'] };
 
 // The store submits and the worker answers with the types of the table.
 expectTypeOf<OpArgs<'get'>>().toEqualTypeOf<[id: bigint]>();

@@ -11,9 +11,14 @@ import type { MessagePort } from 'node:worker_threads';
  * this table, so an operation whose arguments change fails the typecheck wherever it is used.
  */
 export type Operations = {
-  /** → true when inserted, else the stored [name, tag]. */
-  /** `true` when stored, `'announced'` when stored and announced to the webhook outbox, else the row met. */
-  create: { args: [id: bigint, name: string, tag: string | null]; result: true | 'announced' | PlantRow };
+  /**
+   * `true` when stored, `'announced'` when stored and announced to the webhook outbox (with the
+   * create's traceparent, when traced), else the row met.
+   */
+  create: {
+    args: [id: bigint, name: string, tag: string | null, traceparent: string | null];
+    result: true | 'announced' | PlantRow;
+  };
   /** → whether a row was deleted. */
   delete: { args: [id: bigint]; result: boolean };
   /** → the stored [name, tag], or null. */
@@ -102,7 +107,7 @@ export type OpResult<K extends OpName> = Operations[K]['result'];
  * type), and whether it writes (its result is dropped when the batch rolls back).
  */
 export const OPERATIONS = {
-  create: { code: 0, arity: 3, writes: true },
+  create: { code: 0, arity: 4, writes: true },
   delete: { code: 1, arity: 1, writes: true },
   get: { code: 2, arity: 1, writes: false },
   list: { code: 3, arity: 3, writes: false },
@@ -201,6 +206,7 @@ export type ClaimedRow = [
   tag: string | null,
   attempts: number | bigint,
   createdAt: number | bigint,
+  traceparent: string | null,
 ];
 
 export type SecretsRow = { id: string; secret: string; previous_secret: string | null };

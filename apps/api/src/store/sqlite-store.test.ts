@@ -5,7 +5,12 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describePlantStore } from '../testing/plant-store-suite.ts';
 import { type ChildResult, runToEnd } from '../testing/run-to-end.ts';
-import { expectDuplicateUrlsKept } from '../testing/webhook-store-suite.ts';
+import {
+  expectDuplicateUrlsKept,
+  expectOutboxKeptWithoutTraceparent,
+  expectTraceparentKept,
+  fixedTracing,
+} from '../testing/webhook-store-suite.ts';
 import { StoreUnavailableError } from './plant-store.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
 import { DataDirInUseError, SQLITE_FILE_NAME, SqlitePlantStore } from './sqlite-store.ts';
@@ -185,6 +190,23 @@ describe('SqlitePlantStore', () => {
     const store = await openStore();
     await expectDuplicateUrlsKept(store);
     await store.close();
+  });
+
+  it('delivers an announcement written before traceparents were kept, without one', async () => {
+    const traced = sqliteMigrations.findIndex((sql) => sql.includes('traceparent'));
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    for (const sql of sqliteMigrations.slice(0, traced)) db.exec(sql);
+    db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', 1);
+      INSERT INTO webhook_events (plant_id, name, tag, created_at) VALUES (7, 'Announced', NULL, 2);
+      PRAGMA user_version = ${traced}`);
+    db.close();
+
+    await expectOutboxKeptWithoutTraceparent(await openStore());
+  });
+
+  it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
+    const traced = await SqlitePlantStore.open(dataDir, fixedTracing);
+    await expectTraceparentKept(traced, openStore);
   });
 
   it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {

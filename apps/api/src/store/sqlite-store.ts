@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import type { StoreSpan, Tracing } from '../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
   type ListOptions,
@@ -56,6 +57,8 @@ type Pending = {
   input: unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** The operation's span, when traced: it ends with its batch. */
+  span: StoreSpan | undefined;
 };
 
 const toPlant = (id: bigint, name: string, tag: string | null): StoredPlant =>
@@ -113,10 +116,10 @@ const toDelivery = (row: DeliveryRow): StoredDelivery => ({
 });
 
 const toClaimed = (
-  [id, seq, endpointId, url, secret, previousSecret, plantId, name, tag, attempts, createdAt]: ClaimedRow,
+  [id, seq, endpointId, url, secret, previousSecret, plantId, name, tag, attempts, createdAt, traceparent]: ClaimedRow,
   leaseToken: string,
 ): ClaimedDelivery => {
-  // The optional field is set last, not spread into the literal: every property after a spread
+  // The optional fields are set last, not spread into the literal: every property after a spread
   // is defined through a slow runtime call, once per delivery.
   const claimed: ClaimedDelivery = {
     id,
@@ -130,6 +133,7 @@ const toClaimed = (
     createdAt: new Date(Number(createdAt)),
   };
   if (previousSecret !== null) claimed.previousSecret = previousSecret;
+  if (traceparent !== null) claimed.traceparent = traceparent;
   return claimed;
 };
 
@@ -173,6 +177,8 @@ export class SqlitePlantStore implements PlantStore {
   #closing: Promise<void> | undefined;
   /** Called once no operation is queued or running (see #drained). */
   #onIdle: (() => void) | undefined;
+  /** Set when tracing is on: plant operations get spans (no instrumentation sees this thread's messages). */
+  readonly #tracing: Tracing | undefined;
 
   /** Endpoints and the outbox, in the same database and batches as the plants. */
   readonly webhooks: WebhookStore = {
@@ -307,8 +313,9 @@ export class SqlitePlantStore implements PlantStore {
 
   readonly #announced = new AnnounceListeners();
 
-  private constructor(worker: Worker | MessagePort) {
+  private constructor(worker: Worker | MessagePort, tracing?: Tracing) {
     this.#worker = worker;
+    this.#tracing = tracing;
     worker.on('message', (reply: unknown) => {
       // Under `node --watch`, Node also reports the worker's imports on this port, as objects.
       if (Array.isArray(reply)) this.#settle(reply as BatchReply);
@@ -342,8 +349,11 @@ export class SqlitePlantStore implements PlantStore {
     return new SqlitePlantStore(port);
   }
 
-  /** Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another process has it. */
-  static async open(dataDir: string): Promise<SqlitePlantStore> {
+  /**
+   * Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another
+   * process has it. With `tracing`, its plant operations are traced.
+   */
+  static async open(dataDir: string, tracing?: Tracing): Promise<SqlitePlantStore> {
     const worker = new Worker(WORKER_URL, {
       name: 'plant-sqlite',
       // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
@@ -366,7 +376,7 @@ export class SqlitePlantStore implements PlantStore {
         .once('error', reject)
         .once('exit', (code) => reject(new Error(`The database worker exited (code ${code}) while opening.`)));
     });
-    if (started.startup === 'ready') return new SqlitePlantStore(worker);
+    if (started.startup === 'ready') return new SqlitePlantStore(worker, tracing);
     await worker.terminate();
     if (started.startup === 'in-use') {
       throw new DataDirInUseError(
@@ -377,19 +387,22 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
-    return this.#submit(decodeCreate, plant, 'create', plant.id, plant.name, plant.tag ?? null);
+    const span = this.#tracing?.storeOperation('create');
+    const { id, name, tag } = plant;
+    return this.#traced(span, decodeCreate, plant, 'create', id, name, tag ?? null, span?.traceparent ?? null);
   }
 
   delete(id: bigint): Promise<boolean> {
-    return this.#submit(decodeBoolean, undefined, 'delete', id);
+    return this.#traced(this.#tracing?.storeOperation('delete'), decodeBoolean, undefined, 'delete', id);
   }
 
   get(id: bigint): Promise<StoredPlant | undefined> {
-    return this.#submit(decodeGet, id, 'get', id);
+    return this.#traced(this.#tracing?.storeOperation('get'), decodeGet, id, 'get', id);
   }
 
   list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
-    return this.#submit(decodeList, undefined, 'list', after ?? null, limit, tag ?? null);
+    const span = this.#tracing?.storeOperation('list');
+    return this.#traced(span, decodeList, undefined, 'list', after ?? null, limit, tag ?? null);
   }
 
   health(): Promise<void> {
@@ -436,7 +449,18 @@ export class SqlitePlantStore implements PlantStore {
     op: K,
     ...args: OpArgs<K>
   ): Promise<T> {
-    return this.#enqueue(this.#queued, this.#message, decode, input, op, args);
+    return this.#enqueue(this.#queued, this.#message, decode, input, op, args, undefined);
+  }
+
+  /** #submit, with the operation's span (if traced) ended when its batch answers. */
+  #traced<K extends OpName, I, T>(
+    span: StoreSpan | undefined,
+    decode: (input: I, result: OpResult<K>) => T,
+    input: I,
+    op: K,
+    ...args: OpArgs<K>
+  ): Promise<T> {
+    return this.#enqueue(this.#queued, this.#message, decode, input, op, args, span);
   }
 
   /** #submit, in the outbox's lane. */
@@ -446,7 +470,7 @@ export class SqlitePlantStore implements PlantStore {
     op: K,
     ...args: OpArgs<K>
   ): Promise<T> {
-    return this.#enqueue(this.#background, this.#backgroundMessage, decode, input, op, args);
+    return this.#enqueue(this.#background, this.#backgroundMessage, decode, input, op, args, undefined);
   }
 
   #enqueue<K extends OpName, I, T>(
@@ -456,9 +480,13 @@ export class SqlitePlantStore implements PlantStore {
     input: I,
     op: K,
     args: OpArgs<K>,
+    span: StoreSpan | undefined,
   ): Promise<T> {
-    if (this.#closing !== undefined) return Promise.reject(new StoreUnavailableError('The store is closed.'));
-    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#closing !== undefined || this.#failure !== undefined) {
+      const error = this.#closing === undefined ? this.#failure : new StoreUnavailableError('The store is closed.');
+      span?.end(0, error);
+      return Promise.reject(error);
+    }
     const { promise, resolve, reject } = Promise.withResolvers<T>();
     if (this.#idle()) this.#worker.ref();
     pending.push({
@@ -466,6 +494,7 @@ export class SqlitePlantStore implements PlantStore {
       input,
       resolve: resolve as (value: unknown) => void,
       reject,
+      span,
     });
     message.push(OPERATIONS[op].code, ...args);
     this.#schedule();
@@ -518,6 +547,7 @@ export class SqlitePlantStore implements PlantStore {
     let announced = false;
     for (const [index, pending] of batch.entries()) {
       const result = reply[index + 1];
+      pending.span?.end(batch.length, result === undefined ? failure : undefined);
       if (result === undefined) pending.reject(failure);
       else {
         if (result === 'announced' && pending.decode === decodeCreate) announced = true;
@@ -543,6 +573,9 @@ export class SqlitePlantStore implements PlantStore {
     this.#message = [];
     this.#background = [];
     this.#backgroundMessage = [];
-    for (const { reject } of pending) reject(this.#failure);
+    for (const { reject, span } of pending) {
+      span?.end(0, this.#failure);
+      reject(this.#failure);
+    }
   }
 }

@@ -130,7 +130,9 @@ const webhookStatements = (db: DatabaseSync) => {
     withIds,
     anyEnabled: () => enabled.get() !== undefined,
     // Positional: binding by name cost twice as much per create (measured).
-    announce: prepare('INSERT INTO webhook_events (plant_id, name, tag, created_at) VALUES (?, ?, ?, ?)'),
+    announce: prepare(
+      'INSERT INTO webhook_events (plant_id, name, tag, created_at, traceparent) VALUES (?, ?, ?, ?, ?)',
+    ),
     /** The last event of the next `limit` up to `last` to fan out, or null when there is none. */
     fanOutBound: prepare(
       'SELECT max(seq) AS upTo FROM (SELECT seq FROM webhook_events WHERE seq <= :last ORDER BY seq LIMIT :limit + 0)',
@@ -141,8 +143,8 @@ const webhookStatements = (db: DatabaseSync) => {
     enabledCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE enabled = 1'),
     // An endpoint receives the plants created since it was registered.
     fanOut: prepare(
-      `INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at)
-       SELECT ep.id, e.plant_id, e.name, e.tag, e.created_at, e.created_at
+      `INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at, traceparent)
+       SELECT ep.id, e.plant_id, e.name, e.tag, e.created_at, e.created_at, e.traceparent
        FROM webhook_events e JOIN webhook_endpoints ep ON ep.enabled = 1 AND ep.created_at <= e.created_at
        WHERE e.seq <= :upTo
        ORDER BY e.seq, ep.created_at, ep.id`,
@@ -222,7 +224,7 @@ const webhookStatements = (db: DatabaseSync) => {
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret,
               CASE WHEN e.previous_secret_until > :now THEN e.previous_secret END AS previous_secret,
-              d.plant_id, d.name, d.tag, d.attempts, d.created_at
+              d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
       true,
       true,
@@ -299,12 +301,12 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
 
   /** What each operation does, with the arguments and result the protocol gives it. */
   const handlers: { [K in OpName]: (...args: OpArgs<K>) => OpResult<K> } = {
-    create: (id, name, tag) => {
+    create: (id, name, tag, traceparent) => {
       beginWrite();
       if (insert.run(id, name, tag).changes !== 1) return select.get(id) as unknown as PlantRow;
       // Same transaction as the plant: a create acknowledged is an announcement owed.
       if (!announcing) return true;
-      webhooks.announce.run(id, name, tag, now);
+      webhooks.announce.run(id, name, tag, now, traceparent);
       return 'announced';
     },
     delete: (id) => {

@@ -88,6 +88,8 @@ export type ClaimedDelivery = {
   /** Proves the lease when the attempt is recorded: a lease taken over by another worker refuses it. */
   leaseToken: string;
   createdAt: Date;
+  /** The W3C traceparent of the create that announced the plant, when it was traced. */
+  traceparent?: string;
 };
 
 export type AttemptResult =

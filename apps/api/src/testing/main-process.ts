@@ -113,6 +113,14 @@ export const logLines = (stdout: string): LogLine[] =>
 export const startMain = (env: Record<string, string>): Promise<RunningMain> =>
   started(runMain(env), 'plant store listening');
 
+/** startMain for a built entry (`<dir>/main.js`, see scripts/build.ts) instead of the source. */
+export const startBuiltMain = (entry: string, env: Record<string, string>): Promise<RunningMain> =>
+  started(runEntry(entry, env), 'plant store listening');
+
+/** startWorker for a built entry (`<dir>/worker.js`). */
+export const startBuiltWorker = (entry: string, env: Record<string, string>): Promise<RunningMain> =>
+  started(runEntry(entry, env), 'webhook worker listening');
+
 /** Starts a webhook worker process and resolves once it logs the URL of its probes and metrics. */
 export const startWorker = (env: Record<string, string>): Promise<RunningMain> =>
   started(runWorker(env), 'webhook worker listening');

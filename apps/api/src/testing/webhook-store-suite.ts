@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { ClaimedDelivery, NewStoredEndpoint, StoredEndpoint } from '../store/webhook-store.ts';
 
@@ -31,6 +32,48 @@ export const expectDuplicateUrlsKept = async (store: PlantStore): Promise<void> 
   });
   const other = { ...again, url: 'https://hooks.example.com/b' };
   expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+};
+
+/** The traceparent every create of a store opened with `fixedTracing` keeps. */
+export const STORED_TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+/** Tracing hooks whose every span, and every caller's, is STORED_TRACEPARENT; they export nothing. */
+export const fixedTracing: Tracing = {
+  storeOperation: () => ({ traceparent: STORED_TRACEPARENT, end: () => {} }),
+  traceparent: () => STORED_TRACEPARENT,
+  deliveryAttempt: () => ({ traceparent: STORED_TRACEPARENT, end: () => {} }),
+  shutdown: async () => {},
+};
+
+const claimAll = (store: PlantStore) =>
+  store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, inFlight: new Map() });
+
+/**
+ * A create made with tracing on keeps its traceparent with its outbox event; the delivery fanned
+ * out from it carries the traceparent even once the store was closed and opened again, untraced.
+ */
+export const expectTraceparentKept = async (traced: PlantStore, reopen: () => Promise<PlantStore>): Promise<void> => {
+  const endpoint = newEndpoint();
+  await traced.webhooks.createEndpoint(endpoint, 100);
+  await traced.create({ id: 41n, name: 'Traced' });
+  await traced.close();
+  const store = await reopen();
+  await store.create({ id: 42n, name: 'Untraced' });
+  const claimed = (await claimAll(store)).sort((a, b) => Number(a.plant.id - b.plant.id));
+  expect(claimed.map(({ plant, traceparent }) => ({ id: plant.id, traceparent }))).toStrictEqual([
+    { id: 41n, traceparent: STORED_TRACEPARENT },
+    { id: 42n, traceparent: undefined },
+  ]);
+};
+
+/**
+ * After the migration that added traceparents met an event announced before it (plant 7 to
+ * ep_before): its delivery is claimed as before, with no traceparent.
+ */
+export const expectOutboxKeptWithoutTraceparent = async (store: PlantStore): Promise<void> => {
+  const [claimed] = await claimAll(store);
+  expect(claimed).toMatchObject({ endpointId: 'ep_before', plant: { id: 7n, name: 'Announced' } });
+  expect(claimed).not.toHaveProperty('traceparent');
 };
 
 /** The webhook behaviour every backend must show; part of describePlantStore. */

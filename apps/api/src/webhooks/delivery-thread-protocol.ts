@@ -9,6 +9,11 @@ export type DeliveryThreadData = {
   database?: DatabaseConfig;
   /** The embedded store: a channel to its SQLite worker (SqlitePlantStore.channel). */
   sqlite?: MessagePort;
+  /**
+   * Tracing is on: the thread starts an SDK of its own (the HTTP thread's is not visible here) for
+   * the spans of its attempts.
+   */
+  tracing: boolean;
 };
 
 /** `announce`: plants were created here, deliveries are due; `stop`: drain and end; or a metrics scrape. */

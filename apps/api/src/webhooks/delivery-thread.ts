@@ -14,7 +14,7 @@ import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from '.
 import { startWebhookDelivery } from './delivery-worker.ts';
 import { plainSecrets, secretBox } from './secret-box.ts';
 
-const { webhooks, logLevel, database, sqlite } = workerData as DeliveryThreadData;
+const { webhooks, logLevel, database, sqlite, tracing: traced } = workerData as DeliveryThreadData;
 const port = parentPort as MessagePort;
 const send = (message: FromDeliveryThread) => port.postMessage(message);
 
@@ -33,6 +33,9 @@ if (database) {
   });
 } else store = SqlitePlantStore.attach(sqlite as MessagePort);
 
+// OpenTelemetry loads only when tracing is on, as in the HTTP thread.
+const tracing = traced ? await (await import('../ops/tracing.ts')).startTracing({ instrument: false }) : undefined;
+
 const registry = new Registry();
 const announced = new AnnounceListeners();
 const delivery = startWebhookDelivery({
@@ -44,6 +47,7 @@ const delivery = startWebhookDelivery({
   secrets: webhooks.secretsKey === undefined ? plainSecrets : secretBox(Buffer.from(webhooks.secretsKey)),
   onAnnounce: (listener) => announced.add(listener),
   servesRequests: false,
+  ...(tracing && { tracing }),
 });
 
 port.on('message', (message: ToDeliveryThread) => {
@@ -52,6 +56,8 @@ port.on('message', (message: ToDeliveryThread) => {
     void delivery
       .stop()
       .then(() => store.close())
+      // The spans of the last attempts leave before the thread ends.
+      .then(() => tracing?.shutdown())
       .finally(() => {
         send('stopped');
         port.close();

@@ -4,6 +4,7 @@ import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
+import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../store/webhook-store.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
@@ -53,6 +54,8 @@ export type WebhookDeliveryOptions = {
   stopGraceMs?: number;
   /** Jitter source, for tests. */
   random?: () => number;
+  /** Set when tracing is on: each attempt is a span in its create's trace. */
+  tracing?: Pick<Tracing, 'deliveryAttempt'>;
 };
 
 export type WebhookDelivery = { stop(): Promise<void> };
@@ -205,6 +208,7 @@ export const startWebhookDelivery = ({
   servesRequests = true,
   onAnnounce = (listener) => store.webhooks.onAnnounce(listener),
   random = Math.random,
+  tracing,
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
   const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
@@ -289,7 +293,16 @@ export const startWebhookDelivery = ({
     const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
       (stored) => signingKey(delivery.endpointId, stored),
     );
-    const headers = signedHeaders(keys, delivery.id, Math.floor(Date.now() / 1000), body);
+    const headers: Record<string, string> = signedHeaders(keys, delivery.id, Math.floor(Date.now() / 1000), body);
+    const span = tracing?.deliveryAttempt(delivery.traceparent, {
+      endpointId: delivery.endpointId,
+      webhookId: delivery.id,
+      attempt: delivery.attempts + 1,
+    });
+    // The receiver continues the create's trace: from this attempt's span when traced here, else
+    // from the create's own span as stored (the create was traced by another process).
+    const traceparent = span ? span.traceparent : delivery.traceparent;
+    if (traceparent !== undefined) headers.traceparent = traceparent;
     const outcome = await postWebhook(delivery.url, body, headers, {
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,
@@ -300,10 +313,12 @@ export const startWebhookDelivery = ({
     try {
       if (!(await record(delivery, result))) recorded = 'lost_lease';
     } catch (error) {
+      span?.end('unrecorded', outcome.status);
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       log.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
       return;
     }
+    span?.end(recorded, outcome.status);
     counted?.countAttempt(recorded);
     if (result.outcome === 'delivered') {
       disableCheckedAt.delete(delivery.endpointId);

@@ -26,7 +26,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 export type DeliveryThreadOptions = {
   store: PlantStore;
-  config: Pick<Config, 'webhooks' | 'logLevel' | 'database'>;
+  config: Pick<Config, 'webhooks' | 'logLevel' | 'database' | 'tracing'>;
   logger: Logger;
   /** Writes a log line of the thread's with the process's own log writer. */
   writeLog(line: string): void;
@@ -50,7 +50,7 @@ export const startDeliveryThread = async ({
   metrics,
   onCrash,
 }: DeliveryThreadOptions): Promise<WebhookDelivery> => {
-  const data: DeliveryThreadData = { webhooks: config.webhooks, logLevel: config.logLevel };
+  const data: DeliveryThreadData = { webhooks: config.webhooks, logLevel: config.logLevel, tracing: config.tracing };
   const transfer: MessagePort[] = [];
   if (config.database) {
     data.database = { ...config.database, poolSize: Math.min(config.database.poolSize, DELIVERY_POOL_SIZE) };
