@@ -13,6 +13,8 @@ export default defineConfig({
       'src/auth/rate-limiter.test.ts',
       'src/auth/rate-limit.test.ts',
       'src/http/validation-message.test.ts',
+      'src/http/json-body.test.ts',
+      'src/http/error-handler.test.ts',
       'src/http/one-parser.test.ts',
       'src/http/json-shape.test.ts',
       'src/http/documented-statuses.test.ts',
