@@ -441,11 +441,11 @@ describe('loadConfig', () => {
         { PLANT_WEBHOOK_SECRETS_KEY: KEY.replace(/=+$/, '') },
         { webhooks: expect.objectContaining({ secretsKey: Buffer.alloc(32, 7) }) },
       ],
-      ...['fatal', 'error', 'warn', 'debug', 'trace', 'silent'].map((level) => [
+      ...['fatal', 'error', 'warn', 'debug', 'trace', 'silent'].map((level): [NodeJS.ProcessEnv, object] => [
         { LOG_LEVEL: level },
         { logLevel: level },
       ]),
-    ])('accepts %o', (env, expected) => {
+    ] as [NodeJS.ProcessEnv, object][])('accepts %o', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
 
