@@ -5,8 +5,9 @@
  * run stops with an error when a package scores under the threshold in scripts/stryker-options.ts.
  * Not run by .ci/run: it takes tens of minutes (README, "Mutation testing").
  *
- * Extra arguments go to every `stryker run`, e.g. `-- --force` to test every mutant again instead
- * of only those whose code or tests changed since the last run (incremental mode).
+ * Extra arguments go to every `stryker run`, e.g. `-- --incremental` to test only the mutants whose
+ * code or covering tests changed since the last run: quicker, but only a first look (see
+ * scripts/stryker-options.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
