@@ -3,7 +3,7 @@
  * scripts/test-mutation.ts). A package adds the files to mutate. The plugins are named by path:
  * pnpm keeps them out of reach of Stryker's own "@stryker-mutator/*" lookup.
  */
-import type { PartialStrykerOptions } from '@stryker-mutator/core';
+import type { PartialStrykerOptions } from '@stryker-mutator/api/core';
 
 /** The least share of valid mutants, in percent, that a package's tests must detect. */
 export const MUTATION_SCORE_THRESHOLD = 85;
