@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, loadDatabaseConfig } from './config.ts';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -429,5 +429,101 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PLANT_API_TOKENS: 'secret value' })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining('secret') }),
     );
+  });
+
+  describe('at the edges of each value', () => {
+    const KEY = Buffer.alloc(32, 7).toString('base64');
+    const JWT = {
+      PLANT_API_JWKS_URL: 'https://issuer.example.com/jwks',
+      PLANT_API_JWT_ISSUER: 'https://issuer.example.com/',
+      PLANT_API_JWT_AUDIENCE: 'plants',
+    };
+    const DAY_MS = 86_400_000;
+
+    it.each([
+      [{ PORT: '65535' }, { port: 65535 }],
+      [{ PLANT_API_TOKENS: 'a'.repeat(16) }, { apiTokens: ['a'.repeat(16)] }],
+      [{ PLANT_RATE_LIMIT_PER_TOKEN: '1.25' }, { rateLimitPerToken: 1.25 }],
+      [{ PLANT_DB_POOL_SIZE: '1000', DATABASE_URL: 'postgres://db/p', PLANT_API_TOKENS: 'a'.repeat(16) }, {}],
+      [{ PLANT_WEBHOOK_RETENTION_MS: '1' }, { webhooks: expect.objectContaining({ retentionMs: 1 }) }],
+      [
+        { PLANT_WEBHOOK_RETENTION_MS: String(3650 * DAY_MS) },
+        { webhooks: expect.objectContaining({ retentionMs: 3650 * DAY_MS }) },
+      ],
+      [
+        { PLANT_WEBHOOK_RETRY_DELAYS_MS: Array(20).fill('604800000').join(',') },
+        { webhooks: expect.objectContaining({ retryDelaysMs: Array(20).fill(604_800_000) }) },
+      ],
+      [{ PLANT_HTTP_HEADERS_TIMEOUT_MS: '30000' }, { server: expect.objectContaining({ headersTimeoutMs: 30_000 }) }],
+      [{ PORT: '0', PLANT_METRICS_PORT: '0' }, { metrics: { port: 0, host: '127.0.0.1' } }],
+      [{ PLANT_METRICS_PORT: '3000', PLANT_METRICS_HOST: '0.0.0.0' }, { metrics: { port: 3000, host: '0.0.0.0' } }],
+      [{ ...JWT, DATABASE_URL: 'postgres://db/p' }, { apiTokens: [] }],
+      [{ ...JWT, PLANT_API_JWKS_URL: 'http://127.10.200.3/jwks' }, {}],
+      [
+        { ...JWT, PLANT_API_JWT_ALGORITHMS: 'RS256,RS384,RS512,PS256,PS384,PS512,ES256,ES384,ES512,EdDSA' },
+        { jwt: expect.objectContaining({ algorithms: expect.arrayContaining(['RS384', 'PS512', 'ES512']) }) },
+      ],
+      [{ PLANT_TRUST_PROXY: ' loopback ' }, { trustProxy: loadConfig({ PLANT_TRUST_PROXY: 'loopback' }).trustProxy }],
+      [
+        { PLANT_WEBHOOK_SECRETS_KEY: ` ${KEY}\n` },
+        { webhooks: expect.objectContaining({ secretsKey: Buffer.alloc(32, 7) }) },
+      ],
+      [
+        { PLANT_WEBHOOK_SECRETS_KEY: KEY.replace(/=+$/, '') },
+        { webhooks: expect.objectContaining({ secretsKey: Buffer.alloc(32, 7) }) },
+      ],
+      ...['fatal', 'error', 'warn', 'debug', 'trace', 'silent'].map((level): [NodeJS.ProcessEnv, object] => [
+        { LOG_LEVEL: level },
+        { logLevel: level },
+      ]),
+    ] as [NodeJS.ProcessEnv, object][])('accepts %o', (env, expected) => {
+      expect(loadConfig(env)).toMatchObject(expected);
+    });
+
+    it.each([
+      ['PORT', { PORT: '1e3' }],
+      ['PLANT_API_TOKENS', { PLANT_API_TOKENS: '!!!!abcdefghijklmnop' }],
+      ['PLANT_API_TOKENS', { PLANT_API_TOKENS: 'abcdefghijklmnop!!!!' }],
+      ['PLANT_API_TOKENS', { PLANT_API_TOKENS: `a${'b'.repeat(16)},short` }],
+      ['PLANT_API_TOKENS', { PLANT_API_TOKENS: `xsha256:${'0'.repeat(64)}` }],
+      ['PLANT_API_TOKENS', { PLANT_API_TOKENS: `sha256:${'0'.repeat(65)}` }],
+      ['PLANT_RATE_LIMIT_PER_TOKEN', { PLANT_RATE_LIMIT_PER_TOKEN: '5x' }],
+      ['PLANT_WEBHOOK_RETENTION_MS', { PLANT_WEBHOOK_RETENTION_MS: '1e3' }],
+      ['PLANT_WEBHOOK_RETENTION_MS', { PLANT_WEBHOOK_RETENTION_MS: String(3650 * DAY_MS + 1) }],
+      ['PLANT_WEBHOOK_RETRY_DELAYS_MS', { PLANT_WEBHOOK_RETRY_DELAYS_MS: Array(21).fill('1000').join(',') }],
+      ['PLANT_WEBHOOK_RETRY_DELAYS_MS', { PLANT_WEBHOOK_RETRY_DELAYS_MS: '1000,604800001' }],
+      ['PLANT_WEBHOOK_RETRY_DELAYS_MS', { PLANT_WEBHOOK_RETRY_DELAYS_MS: '1000,1e3' }],
+      ['PLANT_API_JWKS_URL', { ...JWT, PLANT_API_JWKS_URL: 'http://127.0.0.1.evil.test/jwks' }],
+      ['PLANT_API_JWKS_URL', { ...JWT, PLANT_API_JWKS_URL: 'http://x127.0.0.1/jwks' }],
+      ['PLANT_API_JWKS_URL', { ...JWT, PLANT_API_JWKS_URL: 'ftp://localhost/jwks' }],
+      ['PLANT_API_JWT_ALGORITHMS', { ...JWT, PLANT_API_JWT_ALGORITHMS: 'RS256,HS256' }],
+      ['DATABASE_URL', { DATABASE_URL: 'xpostgres://db/plants', PLANT_API_TOKENS: 'a'.repeat(16) }],
+      ['PLANT_WEBHOOK_SECRETS_KEY', { PLANT_WEBHOOK_SECRETS_KEY: `!${KEY}` }],
+      ['PLANT_WEBHOOK_SECRETS_KEY', { PLANT_WEBHOOK_SECRETS_KEY: `${KEY}!` }],
+    ])('rejects a bad %s, naming it', (variable, env) => {
+      expect(() => loadConfig(env)).toThrow(
+        expect.objectContaining({
+          name: 'ConfigError',
+          message: expect.stringMatching(`^Invalid configuration: ${variable} `),
+        }),
+      );
+    });
+
+    it('names what an algorithm list may hold, and what a JWKS URL must be', () => {
+      expect(() => loadConfig({ ...JWT, PLANT_API_JWT_ALGORITHMS: 'none' })).toThrow(
+        'Invalid configuration: PLANT_API_JWT_ALGORITHMS must be a comma-separated list of RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA (never none or a shared-secret HS algorithm).',
+      );
+      expect(() => loadConfig({ ...JWT, PLANT_API_JWKS_URL: 'not a url' })).toThrow(
+        'Invalid configuration: PLANT_API_JWKS_URL must be an https URL.',
+      );
+    });
+  });
+
+  it('reads the PostgreSQL settings alone for the migrate command, which needs DATABASE_URL', () => {
+    expect(loadDatabaseConfig({ DATABASE_URL: 'postgres://db/plants', PLANT_DB_MIGRATE: 'false' })).toMatchObject({
+      url: 'postgres://db/plants',
+      migrate: false,
+    });
+    expect(() => loadDatabaseConfig({})).toThrow('Invalid configuration: DATABASE_URL is required.');
   });
 });

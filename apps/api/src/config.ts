@@ -153,9 +153,10 @@ const Env = z.object({
     z
       .string()
       .url('must be an https URL')
+      // zod runs this after a failed .url() too: an unparsable URL must not throw here.
       .refine((text) => {
-        const url = new URL(text);
-        return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
+        const url = URL.parse(text);
+        return url?.protocol === 'https:' || (url?.protocol === 'http:' && isLoopbackHost(url.hostname));
       }, 'must be an https URL (plain http only to a loopback host: localhost, 127.0.0.0/8, ::1)')
       .optional(),
   ),

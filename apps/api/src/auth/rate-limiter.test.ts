@@ -23,4 +23,20 @@ describe('RateLimiter', () => {
     limiter.take('a', 0);
     expect(limiter.take('a', 0)).toBe(60);
   });
+
+  it('answers the wait for the part of a request not yet earned back', () => {
+    const limiter = new RateLimiter({ perSecond: 0.1, burst: 1 });
+    limiter.take('a', 0);
+    // Half a request earned back after 5 s: the other half takes 5 s more.
+    expect(limiter.take('a', 5_000)).toBe(5);
+  });
+
+  it('forgets only full buckets when it sweeps idle keys: a spent key stays limited', () => {
+    const limiter = new RateLimiter({ perSecond: 1, burst: 2 });
+    limiter.take('spent', 0);
+    limiter.take('spent', 0);
+    // Enough other keys to make the limiter sweep, in the same instant.
+    for (let i = 0; i < 10_000; i += 1) limiter.take(`key-${i}`, 0);
+    expect(limiter.take('spent', 0)).toBe(1);
+  });
 });

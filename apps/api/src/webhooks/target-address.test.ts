@@ -92,6 +92,14 @@ describe('refuseTarget', () => {
     ['https://0.0.0.0/', /unspecified/],
     ['https://localhost:8443/', /loopback name/],
     ['https://2130706433/', /loopback/],
+    ['https://user@receiver.example.com/', /^url must not contain a user name or password\.$/],
+    ['https://:pw@receiver.example.com/', /^url must not contain a user name or password\.$/],
+    ['https://hooks.localhost/', /^url must reach a public address: hooks\.localhost is a loopback name\.$/],
+    [
+      'https://[2001:20::1]/',
+      /^url must reach a public address: 2001:20::1 is a special-purpose address \(orchid2\)\.$/,
+    ],
+    ['receiver.example.com/hooks', /^url must be an absolute URL\.$/],
   ])('refuses %s', async (url, cause) => {
     expect(await refuseTarget(url, publicDns)).toMatch(cause);
   });
@@ -128,6 +136,27 @@ describe('refuseTarget', () => {
     expect(await refuseTarget('https://nowhere.example/', failing)).toMatch(/cannot be resolved \(ENOTFOUND\)/);
   });
 
+  it('says the lookup failed when the resolver gives no error code', async () => {
+    const failing = {
+      allowPrivate: false,
+      resolve: async () => {
+        throw new Error('nope');
+      },
+    };
+    expect(await refuseTarget('https://nowhere.example/', failing)).toBe(
+      'url host nowhere.example cannot be resolved (lookup failed).',
+    );
+  });
+
+  it('accepts a public IPv6 address, which carries no IPv4 address to judge', async () => {
+    expect(await refuseTarget('https://[2606:4700:4700::1111]/', publicDns)).toBeUndefined();
+  });
+
+  it('refuses what only ipaddr.js reads as an IP address', () => {
+    expect(nonPublicCause('127.1')).toBe('not an IP address');
+    expect(nonPublicCause('receiver.example.com')).toBe('not an IP address');
+  });
+
   it('with PLANT_WEBHOOKS_ALLOW_PRIVATE allows private addresses and plain http', async () => {
     expect(await refuseTarget('http://127.0.0.1:8080/hook', { allowPrivate: true })).toBeUndefined();
     expect(await refuseTarget('https://10.0.0.1/', { allowPrivate: true })).toBeUndefined();
@@ -145,6 +174,7 @@ describe('guardedLookup (connect time)', () => {
     for (const all of [false, true]) {
       const { error } = await lookup('localhost', all);
       expect(error).toMatchObject({
+        name: 'PrivateAddressError',
         code: 'EPRIVATEADDRESS',
         message: expect.stringMatching(/^localhost resolves to a loopback address\.$/),
       });

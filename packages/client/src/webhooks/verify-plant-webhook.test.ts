@@ -123,4 +123,61 @@ describe('verifyPlantWebhook', () => {
     const notJson = 'plant 7';
     expect(failure(() => verifyPlantWebhook(secret, notJson, sign(notJson))).reason).toBe('body');
   });
+
+  it('says what failed, keeping the underlying error as the cause', () => {
+    const body = '{"id":8,"name":"Eight"}';
+    const { 'webhook-signature': _dropped, ...unsigned } = sign(body);
+    const cases: [() => unknown, string, boolean][] = [
+      [() => verifyPlantWebhook([], body, sign(body)), 'At least one webhook secret is required.', false],
+      [
+        () => verifyPlantWebhook('whsec_***', body, sign(body)),
+        'The webhook secret must be whsec_ followed by base64.',
+        true,
+      ],
+      [
+        () => verifyPlantWebhook(secret, body, { ...sign(body), 'webhook-timestamp': 'soon' }),
+        'The webhook-timestamp header must be Unix seconds.',
+        false,
+      ],
+      [
+        () => verifyPlantWebhook(secret, body, unsigned),
+        'The webhook-id, webhook-timestamp and webhook-signature headers are required.',
+        true,
+      ],
+      [() => verifyPlantWebhook(secret, 'plant 8', sign('plant 8')), 'The webhook body is not JSON.', true],
+      [() => verifyPlantWebhook(secret, '{"id":8}', sign('{"id":8}')), 'The webhook body is not a NewPlant.', true],
+    ];
+    for (const [run, message, hasCause] of cases) {
+      const error = failure(run);
+      expect(error.name).toBe('PlantWebhookVerificationError');
+      expect(error.message).toBe(message);
+      expect(error.cause !== undefined).toBe(hasCause);
+    }
+  });
+
+  it('reads header lists as Node gives repeated headers, and ignores other and undefined headers', () => {
+    const body = '{"id":9,"name":"Nine"}';
+    const signed = sign(body);
+    const [first, ...rest] = [`v1,${'A'.repeat(43)}=`, signed['webhook-signature']];
+    const headers = {
+      ...signed,
+      'webhook-signature': [first as string, ...rest],
+      'content-type': 'application/json',
+      'x-unset': undefined,
+    };
+    expect(verifyPlantWebhook(secret, body, headers)).toMatchObject({ id: 9n });
+  });
+
+  it('decodes a byte body as UTF-8, replacing what is not, so that the signature decides', () => {
+    const bytes = new Uint8Array([...Buffer.from('{"id":10,"name":"'), 0xff, ...Buffer.from('"}')]);
+    const text = new TextDecoder().decode(bytes);
+    expect(verifyPlantWebhook(secret, bytes, sign(text))).toStrictEqual({ id: 10n, name: '\uFFFD' });
+  });
+
+  it('recognises only its own errors by isInstance', () => {
+    expect(PlantWebhookVerificationError.isInstance(new Error('x'))).toBe(false);
+    expect(PlantWebhookVerificationError.isInstance(null)).toBe(false);
+    expect(PlantWebhookVerificationError.isInstance({})).toBe(false);
+    expect(PlantWebhookVerificationError.isInstance('PlantWebhookVerificationError')).toBe(false);
+  });
 });

@@ -64,6 +64,53 @@ describe('toJsonSchema', () => {
     expect(toJsonSchema(z.enum(['a', 'b']))).toEqual({ type: 'string', enum: ['a', 'b'] });
   });
 
+  it('writes the other zod types the converter knows', () => {
+    const Color = { Red: 'red', Green: 'green' } as const;
+    expect(toJsonSchema(z.null())).toEqual({ type: 'null' });
+    expect(toJsonSchema(z.any())).toEqual({});
+    expect(toJsonSchema(z.unknown())).toEqual({});
+    expect(toJsonSchema(z.nativeEnum(Color))).toEqual({ enum: ['red', 'green'] });
+    expect(toJsonSchema(z.string().email())).toEqual({ type: 'string', format: 'email' });
+    expect(toJsonSchema(z.string().trim().toLowerCase().toUpperCase())).toEqual({ type: 'string' });
+    expect(toJsonSchema(z.number().multipleOf(5).finite())).toEqual({ type: 'number', multipleOf: 5 });
+    expect(toJsonSchema(z.number().gt(0))).toEqual({ type: 'number', exclusiveMinimum: 0 });
+    expect(toJsonSchema(z.string().array().length(2))).toEqual({
+      type: 'array',
+      items: { type: 'string' },
+      minItems: 2,
+      maxItems: 2,
+    });
+    expect(toJsonSchema(z.string().array())).toEqual({ type: 'array', items: { type: 'string' } });
+    expect(toJsonSchema(z.discriminatedUnion('k', [z.object({ k: z.literal('a') })]))).toEqual({
+      anyOf: [{ type: 'object', properties: { k: { const: 'a' } }, required: ['k'] }],
+    });
+    expect(toJsonSchema(z.intersection(z.string(), z.string().uuid()))).toEqual({
+      allOf: [{ type: 'string' }, { type: 'string', format: 'uuid' }],
+    });
+    expect(toJsonSchema(z.record(z.number()))).toEqual({ type: 'object', additionalProperties: { type: 'number' } });
+    expect(toJsonSchema(z.tuple([z.string(), z.number()]))).toEqual({
+      type: 'array',
+      prefixItems: [{ type: 'string' }, { type: 'number' }],
+      items: false,
+      minItems: 2,
+    });
+    expect(toJsonSchema(z.tuple([z.string()]).rest(z.boolean()))).toEqual({
+      type: 'array',
+      prefixItems: [{ type: 'string' }],
+      items: { type: 'boolean' },
+      minItems: 1,
+    });
+    expect(toJsonSchema(z.string().readonly())).toEqual({ type: 'string' });
+    expect(toJsonSchema(z.string().catch('x'))).toEqual({ type: 'string' });
+    expect(toJsonSchema(z.string().brand('Name'))).toEqual({ type: 'string' });
+    expect(toJsonSchema(z.string().pipe(z.string().uuid()))).toEqual({ type: 'string' });
+  });
+
+  it('refuses what it cannot express, naming it', () => {
+    expect(() => toJsonSchema(z.string().ip())).toThrow('Cannot express the string check "ip" in JSON Schema');
+    expect(() => toJsonSchema(z.date())).toThrow('Cannot express the zod type ZodDate in JSON Schema');
+  });
+
   it('describes refinements and transforms by what they accept on the wire', () => {
     const digits = z
       .string()

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../testing/expect-error.ts';
+import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
+
+/**
+ * What the body reader answers before a route sees the body: media type, charset, presence and
+ * encoding. One server for the file: none of these requests stores anything.
+ */
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.cleanup();
+});
+
+let nextId = 1;
+const plant = () => JSON.stringify({ id: nextId++, name: 'Fern' });
+
+const post = (body: RequestInit['body'], headers: Record<string, string>) =>
+  fetch(`${server.url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_TOKEN}`, ...headers },
+    ...(body === undefined ? {} : { body, duplex: 'half' }),
+  });
+
+describe('Content-Type', () => {
+  it.each([
+    'application/json',
+    'APPLICATION/JSON',
+    'application/json; charset=utf-8',
+    'application/json;charset="UTF-8"',
+    'application/json; Charset=Utf-8',
+    'application/json; boundary=irrelevant',
+    'application/vnd.plant+json',
+    'application/merge-patch+json; charset=utf-8',
+  ])('accepts %s', async (contentType) => {
+    expect((await post(plant(), { 'content-type': contentType })).status).toBe(200);
+  });
+
+  it.each([
+    'text/plain',
+    'application/+json',
+    'application/json-seq',
+    'xapplication/vnd.plant+json',
+    'application/vnd.plant+jsonx',
+    'multipart/form-data; boundary=x',
+  ])('answers %s with 415 naming Content-Type and the type sent', async (contentType) => {
+    const message = await expectError(await post(plant(), { 'content-type': contentType }), 415);
+    expect(message).toBe(`Content-Type must be application/json (got ${JSON.stringify(contentType)}).`);
+  });
+
+  it('quotes at most 100 characters of the type sent', async () => {
+    const contentType = `text/${'x'.repeat(200)}`;
+    const message = await expectError(await post(plant(), { 'content-type': contentType }), 415);
+    expect(message).toBe(`Content-Type must be application/json (got ${JSON.stringify(contentType.slice(0, 100))}).`);
+  });
+
+  it('answers a body without Content-Type with 415 saying none was sent', async () => {
+    const message = await expectError(await post(new Blob([plant()]), {}), 415);
+    expect(message).toBe('Content-Type must be application/json (got none).');
+  });
+
+  it.each([
+    'application/json; charset=iso-8859-1',
+    'application/json; CHARSET=latin1',
+    'application/json; charset="utf-16"',
+  ])('answers %s with 415 naming UTF-8', async (contentType) => {
+    const message = await expectError(await post(plant(), { 'content-type': contentType }), 415);
+    expect(message).toBe('JSON bodies must be encoded as UTF-8.');
+  });
+});
+
+describe('the body', () => {
+  it('answers a request without a body with 400 saying one is required', async () => {
+    const message = await expectError(await post(undefined, { 'content-type': 'application/json' }), 400);
+    expect(message).toBe('A JSON request body is required.');
+  });
+
+  it('answers a chunked body that turns out empty with 400 saying one is required', async () => {
+    const body = new ReadableStream({ start: (controller) => controller.close() });
+    const message = await expectError(await post(body, { 'content-type': 'application/json' }), 400);
+    expect(message).toBe('A JSON request body is required.');
+  });
+
+  it('answers bytes that are not UTF-8 with 400 naming UTF-8', async () => {
+    const bytes = new Uint8Array([...new TextEncoder().encode('{"id":1,"name":"'), 0xff, 0xfe, 0x22, 0x7d]);
+    const message = await expectError(await post(bytes, { 'content-type': 'application/json' }), 400);
+    expect(message).toBe('The request body is not valid UTF-8.');
+  });
+});
