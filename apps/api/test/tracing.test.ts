@@ -203,6 +203,21 @@ describe('tracing in the built service', () => {
 });
 
 describeWithPostgres('tracing in the built service on PostgreSQL', () => {
+  /**
+   * A traced API-only replica and a webhook worker process on one fresh database, the worker with
+   * `workerEnv` beside the usual settings; resolves to the replica.
+   */
+  const startApiAndWorker = async (otlp: OtlpReceiver, workerEnv: NodeJS.ProcessEnv) => {
+    const { url } = await database();
+    const api = await startBuiltMain(join(built, 'main.js'), {
+      ...baseEnv({ DATABASE_URL: url, PLANT_DATA_DIR: dataDir('plant-tracing-api-') }),
+      ...tracedEnv(otlp),
+      PLANT_WEBHOOK_WORKER: 'off',
+    });
+    await startBuiltWorker(join(built, 'worker.js'), { ...baseEnv({ DATABASE_URL: url }), ...workerEnv });
+    return api;
+  };
+
   it('puts the pg span in the create’s trace, and delivers in that trace', async () => {
     const otlp = await otlpReceiver();
     const hook = await receiver();
@@ -234,17 +249,7 @@ describeWithPostgres('tracing in the built service on PostgreSQL', () => {
   it('traces the attempts of a webhook worker process in the trace of the create an API replica served', async () => {
     const otlp = await otlpReceiver();
     const hook = await receiver();
-    const { url } = await database();
-    const api = await startBuiltMain(join(built, 'main.js'), {
-      ...baseEnv({ DATABASE_URL: url, PLANT_DATA_DIR: dataDir('plant-tracing-api-') }),
-      ...tracedEnv(otlp),
-      PLANT_WEBHOOK_WORKER: 'off',
-    });
-    await startBuiltWorker(join(built, 'worker.js'), {
-      ...baseEnv({ DATABASE_URL: url }),
-      ...tracedEnv(otlp),
-      OTEL_SERVICE_NAME: 'plant-store-worker',
-    });
+    const api = await startApiAndWorker(otlp, { ...tracedEnv(otlp), OTEL_SERVICE_NAME: 'plant-store-worker' });
     const { endpoint, delivery } = await createTracedPlant(api, hook, 4n);
     const attempt = await expectDeliveryInTrace(otlp, delivery, endpoint.id);
     expect(attempt.serviceName).toBe('plant-store-worker');
@@ -256,13 +261,7 @@ describeWithPostgres('tracing in the built service on PostgreSQL', () => {
   it('has a webhook worker process that does not trace send the traceparent the create stored', async () => {
     const otlp = await otlpReceiver();
     const hook = await receiver();
-    const { url } = await database();
-    const api = await startBuiltMain(join(built, 'main.js'), {
-      ...baseEnv({ DATABASE_URL: url, PLANT_DATA_DIR: dataDir('plant-tracing-api-') }),
-      ...tracedEnv(otlp),
-      PLANT_WEBHOOK_WORKER: 'off',
-    });
-    await startBuiltWorker(join(built, 'worker.js'), baseEnv({ DATABASE_URL: url }));
+    const api = await startApiAndWorker(otlp, {});
     const { delivery } = await createTracedPlant(api, hook, 5n);
     const route = named(await traceWith(otlp, 'request handler - /plants'), 'request handler - /plants');
     expect(delivery?.headers.traceparent).toBe(`00-${TRACE_ID}-${route.spanId}-01`);

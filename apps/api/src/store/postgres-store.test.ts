@@ -89,6 +89,17 @@ describeWithPostgres('PostgresPlantStore', () => {
     await client.connect();
     return client;
   };
+  /** A connection to a database migrated up to, not including, the first migration whose SQL has `marker`. */
+  const migratedBefore = async (url: string, marker: string): Promise<pg.Client> => {
+    const before = postgresMigrations.findIndex((sql) => sql.includes(marker));
+    const client = await connect(url);
+    await client.query('CREATE TABLE plant_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz)');
+    for (const [index, sql] of postgresMigrations.slice(0, before).entries()) {
+      await client.query(sql);
+      await client.query('INSERT INTO plant_schema_migrations VALUES ($1, now())', [index + 1]);
+    }
+    return client;
+  };
   const appliedVersions = async (url: string): Promise<number[]> => {
     const client = await connect(url);
     const { rows } = await client.query<{ version: number }>(
@@ -132,13 +143,7 @@ describeWithPostgres('PostgresPlantStore', () => {
 
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
     const { url } = await database();
-    const unique = postgresMigrations.findIndex((sql) => sql.includes('duplicate_url'));
-    const client = await connect(url);
-    await client.query('CREATE TABLE plant_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz)');
-    for (const [index, sql] of postgresMigrations.slice(0, unique).entries()) {
-      await client.query(sql);
-      await client.query('INSERT INTO plant_schema_migrations VALUES ($1, now())', [index + 1]);
-    }
+    const client = await migratedBefore(url, 'duplicate_url');
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES
       ('ep_old', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour'),
       ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', now())`);
@@ -147,13 +152,7 @@ describeWithPostgres('PostgresPlantStore', () => {
 
   it('delivers an announcement written before traceparents were kept, without one', async () => {
     const { url } = await database();
-    const traced = postgresMigrations.findIndex((sql) => sql.includes('traceparent'));
-    const client = await connect(url);
-    await client.query('CREATE TABLE plant_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz)');
-    for (const [index, sql] of postgresMigrations.slice(0, traced).entries()) {
-      await client.query(sql);
-      await client.query('INSERT INTO plant_schema_migrations VALUES ($1, now())', [index + 1]);
-    }
+    const client = await migratedBefore(url, 'traceparent');
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at)
       VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour');
       INSERT INTO webhook_events (plant_id, name) VALUES (7, 'Announced')`);
