@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { type Clock, systemClock } from '../clock.ts';
 import {
   type CreateOutcome,
   type ListOptions,
@@ -146,6 +147,8 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
 export class SqlitePlantStore implements PlantStore {
   /** The database worker, or a port attached to it (see `attach`). */
   readonly #worker: Worker | MessagePort;
+  /** When deliveries are due, leased and retried; plants and announcements keep the database worker's time. */
+  readonly #clock: Clock;
   /** Operations of the next batch of requests, and that batch's message. */
   #queued: Pending[] = [];
   #message: unknown[] = [];
@@ -206,9 +209,9 @@ export class SqlitePlantStore implements PlantStore {
     rotateSecret: (id, secret, previousUntil) =>
       this.#submit(asIs, undefined, 'rotateSecret', id, secret, previousUntil.getTime()),
     requeueFailed: (endpointId, since, limit) =>
-      this.#submit(asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, Date.now()),
+      this.#submit(asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, this.#clock.now()),
     retryDelivery: (endpointId, deliveryId) =>
-      this.#submit(asIs, undefined, 'retryDelivery', endpointId, deliveryId, Date.now()),
+      this.#submit(asIs, undefined, 'retryDelivery', endpointId, deliveryId, this.#clock.now()),
     endpointSecrets: () =>
       this.#submit(
         (_: undefined, rows) =>
@@ -246,7 +249,7 @@ export class SqlitePlantStore implements PlantStore {
     },
     claimDue: ({ limit, leaseMs, perEndpoint, inFlight }) => {
       const token = randomUUID();
-      const now = Date.now();
+      const now = this.#clock.now();
       return this.#submitBackground(
         (_: undefined, rows) => rows.map((row) => toClaimed(row, token)),
         undefined,
@@ -261,7 +264,7 @@ export class SqlitePlantStore implements PlantStore {
     },
     recordAttempt: async (claim, result) => (await this.webhooks.recordAttempts([{ claim, result }]))[0] === true,
     recordAttempts: (attempts) => {
-      const now = Date.now();
+      const now = this.#clock.now();
       const flat: unknown[] = [];
       for (const { claim, result } of attempts) {
         flat.push(
@@ -299,8 +302,9 @@ export class SqlitePlantStore implements PlantStore {
 
   readonly #announced = new AnnounceListeners();
 
-  private constructor(worker: Worker | MessagePort) {
+  private constructor(worker: Worker | MessagePort, clock: Clock) {
     this.#worker = worker;
+    this.#clock = clock;
     worker.on('message', (reply: unknown) => {
       // Under `node --watch`, Node also reports the worker's imports on this port, as objects.
       if (Array.isArray(reply)) this.#settle(reply as BatchReply);
@@ -331,11 +335,17 @@ export class SqlitePlantStore implements PlantStore {
    * ownership. `close` ends the channel and leaves the database open to the store that opened it.
    */
   static attach(port: MessagePort): SqlitePlantStore {
-    return new SqlitePlantStore(port);
+    return new SqlitePlantStore(port, systemClock);
   }
 
-  /** Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another process has it. */
-  static async open(dataDir: string): Promise<SqlitePlantStore> {
+  /**
+   * Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another
+   * process has it. `clock` (default the system's) says when deliveries are due: a test moves it.
+   */
+  static async open(
+    dataDir: string,
+    { clock = systemClock }: { clock?: Clock | undefined } = {},
+  ): Promise<SqlitePlantStore> {
     const worker = new Worker(WORKER_URL, {
       name: 'plant-sqlite',
       // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
@@ -358,7 +368,7 @@ export class SqlitePlantStore implements PlantStore {
         .once('error', reject)
         .once('exit', (code) => reject(new Error(`The database worker exited (code ${code}) while opening.`)));
     });
-    if (started.startup === 'ready') return new SqlitePlantStore(worker);
+    if (started.startup === 'ready') return new SqlitePlantStore(worker, clock);
     await worker.terminate();
     if (started.startup === 'in-use') {
       throw new DataDirInUseError(
