@@ -89,7 +89,9 @@ const drainsWithoutResets = async (env: Record<string, string>) => {
   expect(summary.closeAnswers).toBeGreaterThan(CONNECTIONS);
   expect(summary.refused).toBe(CONNECTIONS);
   expect(exitMs).toBeGreaterThanOrEqual(DRAIN_MS);
-  expect(exitMs).toBeLessThan(DRAIN_MS + 2_000);
+  // Exits once drained, not once the grace is over: the bound lies halfway between, generous so
+  // that a busy machine cannot fail it.
+  expect(exitMs).toBeLessThan(DRAIN_MS + GRACE_MS / 2);
   console.info(
     `drain: ${summary.statuses['200']} creates answered, ${summary.closeAnswers} during the drain window, 0 failed; exit 0 after ${exitMs} ms`,
   );

@@ -156,7 +156,9 @@ describeWithPostgres('graceful shutdown under load (PostgreSQL)', () => {
     const started = Date.now();
     server.child.kill('SIGTERM');
     expect(await server.exited()).toStrictEqual({ code: 1, signal: null });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // The lock holds the create for ever: exiting at all is the grace's doing. The bound tells a
+    // grace of 500 ms from one far longer, generously so that a busy machine cannot fail it.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(server.stderr()).toContain('Shutdown grace period elapsed; exiting with requests still open.');
     expect(await stuck).toBeInstanceOf(NoAnswerError);
     await locker.query('ROLLBACK');
