@@ -265,7 +265,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     // Refused at once, so the open fails without retrying: the bound tells that from retrying
     // for ever, generously (the connect timeout and 5 s more) so that a busy machine cannot fail it.
     expect(Date.now() - started).toBeLessThan(2_000 + 5_000);
-  }, 15_000);
+  });
 
   it('answers unavailable, not a crash, when its sessions are terminated, and serves again right after', async () => {
     const { url, name } = await database();
