@@ -40,8 +40,9 @@ const failuresIn = (output: string): string[] => {
   const plain = output.replace(/\u001b\[[0-9;]*m/g, '');
   const named = plain
     .split('\n')
-    .filter((line) => /\bFAIL\b|×|Failed:|ERR_PNPM|Unhandled/.test(line))
-    .map((line) => line.trim());
+    // Without turbo's prefix (`@org/plant-api:test: `).
+    .map((line) => line.replace(/^@[\w/-]+:[\w:-]+: /, '').trim())
+    .filter((line) => /^(FAIL|×) |^Failed:|ERR_PNPM|Unhandled/.test(line));
   return [...new Set(named)];
 };
 
