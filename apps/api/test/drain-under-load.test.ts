@@ -59,6 +59,10 @@ const drainsWithoutResets = async (env: Record<string, string>) => {
     ...env,
     PLANT_API_TOKENS: MAIN_TEST_TOKEN,
     PLANT_RATE_LIMIT_PER_TOKEN: '0',
+    // Not what this test is about: on a busy machine (pnpm test:stress) the service rightly sheds
+    // creates (503) when its event loop falls behind, or when a statement outlasts its 5 s default.
+    PLANT_MAX_EVENT_LOOP_DELAY_MS: '0',
+    PLANT_DB_STATEMENT_TIMEOUT_MS: '60000',
     PLANT_SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
     PLANT_SHUTDOWN_GRACE_MS: String(GRACE_MS),
   });
@@ -89,7 +93,9 @@ const drainsWithoutResets = async (env: Record<string, string>) => {
   expect(summary.closeAnswers).toBeGreaterThan(CONNECTIONS);
   expect(summary.refused).toBe(CONNECTIONS);
   expect(exitMs).toBeGreaterThanOrEqual(DRAIN_MS);
-  expect(exitMs).toBeLessThan(DRAIN_MS + 2_000);
+  // Exits once drained, not once the grace is over: the bound lies halfway between, generous so
+  // that a busy machine cannot fail it.
+  expect(exitMs).toBeLessThan(DRAIN_MS + GRACE_MS / 2);
   console.info(
     `drain: ${summary.statuses['200']} creates answered, ${summary.closeAnswers} during the drain window, 0 failed; exit 0 after ${exitMs} ms`,
   );
@@ -100,7 +106,7 @@ describe('drain under keep-alive load (SQLite)', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'plant-drain-test-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     await drainsWithoutResets({ PLANT_DATA_DIR: dataDir });
-  }, 40_000);
+  }, 90_000);
 });
 
 describeWithPostgres('drain under keep-alive load (PostgreSQL)', () => {
@@ -108,5 +114,5 @@ describeWithPostgres('drain under keep-alive load (PostgreSQL)', () => {
     const database: TestDatabase = await freshDatabase('plant_drain_load');
     cleanups.push(() => database.drop());
     await drainsWithoutResets({ DATABASE_URL: database.url });
-  }, 40_000);
+  }, 90_000);
 });

@@ -17,8 +17,13 @@ import {
 
 const CONNECT_TIMEOUT_MS = 1_000;
 const STATEMENT_TIMEOUT_MS = 1_000;
-/** Connect, then the statement and the client's margin over it, then slack for a busy test machine. */
-const ANSWER_BOUND_MS = CONNECT_TIMEOUT_MS + STATEMENT_TIMEOUT_MS + 1_000 + 1_500;
+/**
+ * What a request may take while the database is down or frozen. The bound catches a hang (without
+ * the timeouts a request waits on the frozen database for ever, or until the clients' 15 s), so it
+ * is generous: the connect and statement timeouts and the client's margin (3 s) are under a third
+ * of it, and a busy machine cannot stretch them past it.
+ */
+const ANSWER_BOUND_MS = 10_000;
 
 let server: PostgresServer | undefined;
 const databases: TestDatabase[] = [];
@@ -183,7 +188,9 @@ describe.skipIf(findPostgres() === undefined)('PostgreSQL faults under load', ()
     expect(elapsed).toBeLessThan(ANSWER_BOUND_MS);
     const readyStarted = Date.now();
     expect((await httpRequest(`${service.url}/readyz`)).status).toBe(503);
-    expect(Date.now() - readyStarted).toBeLessThan(3_000);
+    // Fails fast (its limit is 2 s) instead of waiting on the frozen database; the bound is generous
+    // so that a busy machine cannot fail it.
+    expect(Date.now() - readyStarted).toBeLessThan(ANSWER_BOUND_MS);
     expect((await httpRequest(`${service.url}/healthz`)).status).toBe(200);
 
     postgres.thaw();

@@ -58,14 +58,15 @@ const deliversAfterKill9 = async (storage: Record<string, string>) => {
 describe('webhooks in the service process', () => {
   it('delivers a plant acknowledged just before kill -9, after the restart (SQLite)', async () => {
     await deliversAfterKill9({ PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-') });
-  }, 40_000);
+    // Two process starts: a safety net, generous for a busy machine.
+  }, 120_000);
 });
 
 describeWithPostgres('webhooks in the service process on PostgreSQL', () => {
   it('delivers a plant acknowledged just before kill -9, after the restart (PostgreSQL)', async () => {
     const { url } = await freshTestDatabase();
     await deliversAfterKill9({ DATABASE_URL: url, PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-pg-') });
-  }, 40_000);
+  }, 120_000);
 });
 
 /** Plants created under load in the two-replica test, each sent to both replicas; at most a page of deliveries. */

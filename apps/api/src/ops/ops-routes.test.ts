@@ -79,7 +79,9 @@ describe('GET /readyz', () => {
     const answer = await httpRequest(`${url}/readyz`);
     expect(answer.status).toBe(503);
     expect(Date.now() - started).toBeGreaterThanOrEqual(READINESS_TIMEOUT_MS - 50);
-    expect(Date.now() - started).toBeLessThan(READINESS_TIMEOUT_MS + 1_000);
+    // The store never answers, so any answer is the limit's; the bound only tells a limit of the
+    // wrong size, generously (twice the limit) so that a busy machine cannot fail it.
+    expect(Date.now() - started).toBeLessThan(READINESS_TIMEOUT_MS * 2);
   });
 
   it('answers 503 while draining, and keeps serving the API meanwhile', async () => {

@@ -25,7 +25,7 @@ export const openStore = (
 ): OpeningStore => {
   const backgroundErrors = { report: (error: Error) => process.emitWarning(error) };
   const { database } = config;
-  if (!database) return { store: SqlitePlantStore.open(config.dataDir, tracing), backgroundErrors };
+  if (!database) return { store: SqlitePlantStore.open(config.dataDir, { tracing }), backgroundErrors };
   // pg loads only on PostgreSQL.
   const store = import('./postgres-store.ts').then(({ PostgresPlantStore }) =>
     PostgresPlantStore.open({

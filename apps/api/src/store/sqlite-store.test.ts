@@ -205,7 +205,7 @@ describe('SqlitePlantStore', () => {
   });
 
   it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
-    const traced = await SqlitePlantStore.open(dataDir, fixedTracing);
+    const traced = await SqlitePlantStore.open(dataDir, { tracing: fixedTracing });
     await expectTraceparentKept(traced, openStore);
   });
 

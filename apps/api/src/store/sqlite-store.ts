@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { type Clock, systemClock } from '../clock.ts';
 import type { StoreSpan, Tracing } from '../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
@@ -158,6 +159,8 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
 export class SqlitePlantStore implements PlantStore {
   /** The database worker, or a port attached to it (see `attach`). */
   readonly #worker: Worker | MessagePort;
+  /** When deliveries are due, leased and retried; plants and announcements keep the database worker's time. */
+  readonly #clock: Clock;
   /** Operations of the next batch of requests, and that batch's message. */
   #queued: Pending[] = [];
   #message: unknown[] = [];
@@ -220,9 +223,9 @@ export class SqlitePlantStore implements PlantStore {
     rotateSecret: (id, secret, previousUntil) =>
       this.#submit(asIs, undefined, 'rotateSecret', id, secret, previousUntil.getTime()),
     requeueFailed: (endpointId, since, limit) =>
-      this.#submit(asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, Date.now()),
+      this.#submit(asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, this.#clock.now()),
     retryDelivery: (endpointId, deliveryId) =>
-      this.#submit(asIs, undefined, 'retryDelivery', endpointId, deliveryId, Date.now()),
+      this.#submit(asIs, undefined, 'retryDelivery', endpointId, deliveryId, this.#clock.now()),
     endpointSecrets: () =>
       this.#submit(
         (_: undefined, rows) =>
@@ -260,7 +263,7 @@ export class SqlitePlantStore implements PlantStore {
     },
     claimDue: ({ limit, leaseMs, perEndpoint, inFlight }) => {
       const token = randomUUID();
-      const now = Date.now();
+      const now = this.#clock.now();
       return this.#submitBackground(
         (_: undefined, rows) => rows.map((row) => toClaimed(row, token)),
         undefined,
@@ -275,7 +278,7 @@ export class SqlitePlantStore implements PlantStore {
     },
     recordAttempt: async (claim, result) => (await this.webhooks.recordAttempts([{ claim, result }]))[0] === true,
     recordAttempts: (attempts) => {
-      const now = Date.now();
+      const now = this.#clock.now();
       const flat: unknown[] = [];
       for (const { claim, result } of attempts) {
         flat.push(
@@ -313,8 +316,9 @@ export class SqlitePlantStore implements PlantStore {
 
   readonly #announced = new AnnounceListeners();
 
-  private constructor(worker: Worker | MessagePort, tracing?: Tracing) {
+  private constructor(worker: Worker | MessagePort, clock: Clock, tracing?: Tracing) {
     this.#worker = worker;
+    this.#clock = clock;
     this.#tracing = tracing;
     worker.on('message', (reply: unknown) => {
       // Under `node --watch`, Node also reports the worker's imports on this port, as objects.
@@ -346,14 +350,18 @@ export class SqlitePlantStore implements PlantStore {
    * ownership. `close` ends the channel and leaves the database open to the store that opened it.
    */
   static attach(port: MessagePort): SqlitePlantStore {
-    return new SqlitePlantStore(port);
+    return new SqlitePlantStore(port, systemClock);
   }
 
   /**
    * Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another
-   * process has it. With `tracing`, its plant operations are traced.
+   * process has it. `clock` (default the system's) says when deliveries are due: a test moves it.
+   * With `tracing`, its plant operations are traced.
    */
-  static async open(dataDir: string, tracing?: Tracing): Promise<SqlitePlantStore> {
+  static async open(
+    dataDir: string,
+    { clock = systemClock, tracing }: { clock?: Clock | undefined; tracing?: Tracing | undefined } = {},
+  ): Promise<SqlitePlantStore> {
     const worker = new Worker(WORKER_URL, {
       name: 'plant-sqlite',
       // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
@@ -376,7 +384,7 @@ export class SqlitePlantStore implements PlantStore {
         .once('error', reject)
         .once('exit', (code) => reject(new Error(`The database worker exited (code ${code}) while opening.`)));
     });
-    if (started.startup === 'ready') return new SqlitePlantStore(worker, tracing);
+    if (started.startup === 'ready') return new SqlitePlantStore(worker, clock, tracing);
     await worker.terminate();
     if (started.startup === 'in-use') {
       throw new DataDirInUseError(

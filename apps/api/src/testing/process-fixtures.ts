@@ -46,6 +46,10 @@ export const processFixtures = (databasePrefix: string) => {
 export const WEBHOOK_PROCESS_ENV = {
   PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true',
   PLANT_WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
+  // Not what these tests are about: on a busy machine (pnpm test:stress) the service rightly sheds
+  // creates (503) when its event loop falls behind, or when a statement outlasts its 5 s default.
+  PLANT_MAX_EVENT_LOOP_DELAY_MS: '0',
+  PLANT_DB_STATEMENT_TIMEOUT_MS: '60000',
 };
 
 /** The Authorization header of the processes' token. */

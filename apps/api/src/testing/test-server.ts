@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { type AppOptions, createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
+import type { Clock } from '../clock.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
@@ -36,8 +37,10 @@ const ON_POSTGRES = process.env.PLANT_TEST_STORE === 'postgres';
 /** On PostgreSQL, one database per data directory: a restart on the same directory finds its plants. */
 const databases = new Map<string, TestDatabase>();
 
-const openStore = async (dataDir: string): Promise<{ store: PlantStore; drop(): Promise<void> }> => {
-  if (!ON_POSTGRES) return { store: await SqlitePlantStore.open(dataDir), drop: async () => {} };
+const openStore = async (dataDir: string, clock?: Clock): Promise<{ store: PlantStore; drop(): Promise<void> }> => {
+  if (!ON_POSTGRES) return { store: await SqlitePlantStore.open(dataDir, { clock }), drop: async () => {} };
+  // PostgreSQL keeps its own time (now() in SQL).
+  if (clock) throw new Error('A clock of its own needs the embedded store.');
   // Loaded only here: pg, and vitest's inject, which a script importing this module lacks.
   const [{ freshDatabase }, { PostgresPlantStore }] = await Promise.all([
     import('./postgres-test-database.ts'),
@@ -60,10 +63,13 @@ const openStore = async (dataDir: string): Promise<{ store: PlantStore; drop(): 
 
 /**
  * The real app on a real store (SQLite in a temporary directory, or PostgreSQL, see above),
- * listening on 127.0.0.1:<ephemeral>.
+ * listening on 127.0.0.1:<ephemeral>. `storeClock`: the embedded store's clock (see SqlitePlantStore.open).
  */
-export const startTestServer = async (dataDir = makeDataDir(), options: TestAppOptions = {}): Promise<TestServer> => {
-  const { store, drop } = await openStore(dataDir);
+export const startTestServer = async (
+  dataDir = makeDataDir(),
+  { storeClock, ...options }: TestAppOptions & { storeClock?: Clock } = {},
+): Promise<TestServer> => {
+  const { store, drop } = await openStore(dataDir, storeClock);
   const app = createApp({ ...options, store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createServer(app)

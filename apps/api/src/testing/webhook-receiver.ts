@@ -3,8 +3,11 @@ import type { AddressInfo, Socket } from 'node:net';
 
 export type ReceivedWebhook = { headers: IncomingHttpHeaders; body: string; receivedAt: number };
 
-/** How the receiver answers: a status (and headers), or 'hang' to never answer. */
-export type Answer = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang';
+/**
+ * How the receiver answers: a status (and headers), 'hang' to never answer, or 'hold' to answer
+ * once `release` says how.
+ */
+export type Answer = { status: number; headers?: Record<string, string>; delayMs?: number } | 'hang' | 'hold';
 
 export type WebhookReceiver = {
   /** `http://127.0.0.1:<port>/hook` */
@@ -15,6 +18,8 @@ export type WebhookReceiver = {
   mostAtOnce(): number;
   /** How the next requests are answered; 200 by default. */
   answer: (next: Answer | ((request: ReceivedWebhook, index: number) => Answer)) => void;
+  /** Answers the requests held so far with `status` (200 by default). */
+  release(status?: number): void;
   /** Resolves once `count` requests have arrived (rejects after `timeoutMs`). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   /**
@@ -32,6 +37,7 @@ export type WebhookReceiver = {
 export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
   const received: ReceivedWebhook[] = [];
   const hanging: ServerResponse[] = [];
+  const held: ServerResponse[] = [];
   let decide: (request: ReceivedWebhook, index: number) => Answer = () => ({ status: 200 });
   const waiters: Array<() => void> = [];
   let down = false;
@@ -52,6 +58,10 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
       const answer = decide(request, received.length - 1);
       if (answer === 'hang') {
         hanging.push(res);
+        return;
+      }
+      if (answer === 'hold') {
+        held.push(res);
         return;
       }
       const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end('ok');
@@ -75,6 +85,9 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
     answer: (next) => {
       decide = typeof next === 'function' ? next : () => next;
     },
+    release: (status = 200) => {
+      for (const res of held.splice(0)) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+    },
     waitFor: (count, timeoutMs = 10_000) =>
       new Promise((resolve, reject) => {
         const deadline = setTimeout(
@@ -91,7 +104,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
       }),
     stop: async () => {
       down = true;
-      for (const res of hanging.splice(0)) res.destroy();
+      for (const res of [...hanging.splice(0), ...held.splice(0)]) res.destroy();
       server.closeAllConnections();
     },
     start: async () => {
@@ -99,7 +112,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
     },
     close: async () => {
       down = true;
-      for (const res of hanging.splice(0)) res.destroy();
+      for (const res of [...hanging.splice(0), ...held.splice(0)]) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

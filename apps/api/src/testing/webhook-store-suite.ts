@@ -19,6 +19,15 @@ const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpo
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Leases, retries and rotation graces are timed by the store (PostgreSQL's now(), the embedded
+ * store's clock), so each test pairs a span that outlasts any stall of the test (a minute) with one
+ * that has surely run out after PASSED_MS: both outcomes hold however slow the machine, and a
+ * stall only makes the short one more surely over.
+ */
+const HELD_MS = 60_000;
+const PASSED_MS = 20;
+
+/**
  * After a migration met two endpoints with one URL (ep_old, then ep_dup, on
  * https://hooks.example.com/a): both are kept, the older holds the URL, and the later one may move
  * to a URL of its own, which it then holds.
@@ -233,24 +242,26 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
 
     it('after a rotation claims carry the previous secret until it expires', async () => {
-      const endpoint = await register();
-      const old = newEndpoint().secret;
-      const [original] = await store().webhooks.endpointSecrets();
-      expect(original).toStrictEqual({ id: endpoint.id, secret: expect.stringMatching(/^whsec_/) });
+      const lasting = await register();
+      const ending = await register();
+      const [lastingSecret, endingSecret] = await store().webhooks.endpointSecrets();
+      expect(lastingSecret).toStrictEqual({ id: lasting.id, secret: expect.stringMatching(/^whsec_/) });
       const fresh = `whsec_${Buffer.alloc(32, 200).toString('base64')}`;
-      expect(await store().webhooks.rotateSecret(endpoint.id, fresh, new Date(Date.now() + 400))).toBe(true);
+      expect(await store().webhooks.rotateSecret(lasting.id, fresh, new Date(Date.now() + HELD_MS))).toBe(true);
+      expect(await store().webhooks.rotateSecret(ending.id, fresh, new Date(Date.now() + 1))).toBe(true);
       expect(await store().webhooks.rotateSecret('ep_unknown', fresh, new Date())).toBe(false);
       await store().create({ id: 40n, name: 'Rotated' });
-      const [claimed] = await claim(1, 100);
-      expect(claimed).toMatchObject({ secret: fresh, previousSecret: original?.secret });
-      await sleep(500);
-      const [later] = await claim(1, 100);
-      expect(later?.secret).toBe(fresh);
-      expect(later).not.toHaveProperty('previousSecret');
+      await sleep(PASSED_MS);
+      const claimed = await claim(2, 100);
+      const byEndpoint = new Map(claimed.map((delivery) => [delivery.endpointId, delivery]));
+      expect(byEndpoint.get(lasting.id)).toMatchObject({ secret: fresh, previousSecret: lastingSecret?.secret });
+      expect(byEndpoint.get(ending.id)?.secret).toBe(fresh);
+      expect(byEndpoint.get(ending.id)).not.toHaveProperty('previousSecret');
+      // Stored all along: the grace only decides what a claim carries.
       expect(await store().webhooks.endpointSecrets()).toStrictEqual([
-        { id: endpoint.id, secret: fresh, previousSecret: original?.secret },
+        { id: lasting.id, secret: fresh, previousSecret: lastingSecret?.secret },
+        { id: ending.id, secret: fresh, previousSecret: endingSecret?.secret },
       ]);
-      expect(old).not.toBe(fresh);
     });
 
     it('replaces a stored secret only if it is still the one read', async () => {
@@ -395,58 +406,77 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('leases what it claims: nobody else gets it until the lease runs out, and a lost lease cannot record', async () => {
       const endpoint = await register();
       await store().create({ id: 3n, name: 'Aloe' });
-      const [first] = await claim(10, 200);
-      expect(first?.plant).toStrictEqual({ id: 3n, name: 'Aloe' });
-      expect(await claim(10, 200)).toStrictEqual([]);
-      await sleep(400);
-      const [again] = await claim(10, 60_000);
-      expect(again?.id).toBe(first?.id);
+      await store().create({ id: 4n, name: 'Basil' });
+      const [held] = await claim(1, HELD_MS);
+      const [first] = await claim(1, 1);
+      expect([held?.plant, first?.plant]).toStrictEqual(
+        expect.arrayContaining([
+          { id: 3n, name: 'Aloe' },
+          { id: 4n, name: 'Basil' },
+        ]),
+      );
+      await sleep(PASSED_MS);
+      // The short lease ran out; the long one holds.
+      const again = await claim(10, HELD_MS);
+      expect(again.map((delivery) => delivery.id)).toStrictEqual([first?.id]);
       expect(
         await store().webhooks.recordAttempt(first as ClaimedDelivery, { outcome: 'delivered', status: 200 }),
       ).toBe(false);
       expect(
-        await store().webhooks.recordAttempt(again as ClaimedDelivery, { outcome: 'delivered', status: 204 }),
+        await store().webhooks.recordAttempt(again[0] as ClaimedDelivery, { outcome: 'delivered', status: 204 }),
       ).toBe(true);
-      const [delivered] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
-      expect(delivered).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 204 });
-      expect(delivered?.deliveredAt).toBeInstanceOf(Date);
-      expect(delivered?.nextAttemptAt).toBeUndefined();
+      expect(await store().webhooks.recordAttempt(held as ClaimedDelivery, { outcome: 'delivered', status: 200 })).toBe(
+        true,
+      );
+      const delivered = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      expect(delivered.find((delivery) => delivery.id === first?.id)).toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+        lastStatus: 204,
+      });
+      expect(delivered[0]?.deliveredAt).toBeInstanceOf(Date);
+      expect(delivered[0]?.nextAttemptAt).toBeUndefined();
       expect(await store().webhooks.backlog()).toStrictEqual({ pending: 0, oldestPendingAt: undefined });
     });
 
     it('schedules a retry, which is claimable once due, and fails for good when told', async () => {
       const endpoint = await register();
       await store().create({ id: 4n, name: 'Ivy' });
-      const [claimed] = await claim(10, 60_000);
+      await store().create({ id: 5n, name: 'Moss' });
+      const [later, soon] = await claim(10, HELD_MS);
       const before = Date.now();
-      expect(
-        await store().webhooks.recordAttempt(claimed as ClaimedDelivery, {
+      const retry = (claimed: ClaimedDelivery | undefined, retryInMs: number) =>
+        store().webhooks.recordAttempt(claimed as ClaimedDelivery, {
           outcome: 'retry',
-          retryInMs: 300,
+          retryInMs,
           status: 503,
           error: 'The receiver answered 503.',
-        }),
-      ).toBe(true);
-      const [retrying] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
+        });
+      expect(await retry(later, HELD_MS)).toBe(true);
+      expect(await retry(soon, 1)).toBe(true);
+      const listed = (await store().webhooks.listDeliveries(endpoint.id, 10)) ?? [];
+      const retrying = listed.find((delivery) => delivery.id === later?.id);
       expect(retrying).toMatchObject({
         status: 'pending',
         attempts: 1,
         lastStatus: 503,
         lastError: 'The receiver answered 503.',
       });
-      expect(retrying?.nextAttemptAt?.getTime()).toBeGreaterThanOrEqual(before + 200);
+      expect(retrying?.nextAttemptAt?.getTime()).toBeGreaterThanOrEqual(before + HELD_MS);
       const backlog = await store().webhooks.backlog();
-      expect(backlog.pending).toBe(1);
+      expect(backlog.pending).toBe(2);
       expect(backlog.oldestPendingAt).toBeInstanceOf(Date);
-      expect(await claim(10, 60_000)).toStrictEqual([]);
-      await sleep(450);
-      const [retry] = await claim(10, 60_000);
-      expect(retry).toMatchObject({ id: claimed?.id, attempts: 1 });
-      await store().webhooks.recordAttempt(retry as ClaimedDelivery, {
+      await sleep(PASSED_MS);
+      // Only the one due is claimed.
+      const due = await claim(10, HELD_MS);
+      expect(due).toMatchObject([{ id: soon?.id, attempts: 1 }]);
+      await store().webhooks.recordAttempt(due[0] as ClaimedDelivery, {
         outcome: 'failed',
         error: 'Connection refused.',
       });
-      const [failed] = (await store().webhooks.listDeliveries(endpoint.id, 1)) ?? [];
+      const failed = ((await store().webhooks.listDeliveries(endpoint.id, 10)) ?? []).find(
+        (delivery) => delivery.id === soon?.id,
+      );
       expect(failed).toMatchObject({ status: 'failed', attempts: 2, lastError: 'Connection refused.' });
       expect(failed).not.toHaveProperty('lastStatus');
       expect(failed).not.toHaveProperty('nextAttemptAt');

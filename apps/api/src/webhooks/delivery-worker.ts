@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
+import { type Clock, systemClock } from '../clock.ts';
 import type { WebhookConfig } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { Tracing } from '../ops/tracing-hooks.ts';
@@ -56,6 +57,12 @@ export type WebhookDeliveryOptions = {
   random?: () => number;
   /** Set when tracing is on: each attempt is a span in its create's trace. */
   tracing?: Pick<Tracing, 'deliveryAttempt'>;
+  /**
+   * The time of signatures and of the disable rule, and the timer of every wait: polls, pauses,
+   * attempt timeouts, the stop grace and the retention's checks. Default: the system's. The
+   * measure of how busy the machine is keeps real time: it compares CPU time with elapsed time.
+   */
+  clock?: Clock;
 };
 
 export type WebhookDelivery = { stop(): Promise<void> };
@@ -103,6 +110,8 @@ const BUSY_EVENT_LOOP = 0.9;
  * way deliveries step back; once both have room they catch up.
  */
 const saturation = (idleShare: number, servesRequests: boolean): (() => boolean) => {
+  // No share of idle time reaches it: saturated from the start, not only once a window is measured.
+  if (idleShare > 1) return () => true;
   let start = cpuTimes();
   let loop = performance.eventLoopUtilization();
   let startedAt = performance.now();
@@ -209,6 +218,7 @@ export const startWebhookDelivery = ({
   onAnnounce = (listener) => store.webhooks.onAnnounce(listener),
   random = Math.random,
   tracing,
+  clock = systemClock,
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
   const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
@@ -235,14 +245,15 @@ export const startWebhookDelivery = ({
     store: store.webhooks,
     retentionMs: config.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs,
     logger: log,
+    clock,
   });
 
   const pause = (ms: number, { onFreedSlot }: { onFreedSlot: boolean }) =>
     new Promise<void>((resolve) => {
       // An idle worker does not keep the process alive; the server does.
-      const timer = setTimeout(done, ms).unref();
+      const cancel = clock.setTimeout(done, ms, { keepAlive: false });
       function done() {
-        clearTimeout(timer);
+        cancel();
         wake = undefined;
         slotFreed = undefined;
         resolve();
@@ -293,7 +304,7 @@ export const startWebhookDelivery = ({
     const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
       (stored) => signingKey(delivery.endpointId, stored),
     );
-    const headers: Record<string, string> = signedHeaders(keys, delivery.id, Math.floor(Date.now() / 1000), body);
+    const headers: Record<string, string> = signedHeaders(keys, delivery.id, Math.floor(clock.now() / 1000), body);
     const span = tracing?.deliveryAttempt(delivery.traceparent, {
       endpointId: delivery.endpointId,
       webhookId: delivery.id,
@@ -307,6 +318,7 @@ export const startWebhookDelivery = ({
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,
       agents,
+      clock,
     });
     const result = attemptResult(outcome, delivery.attempts, config.retryDelaysMs, random);
     let recorded: DeliveryOutcome = result.outcome;
@@ -353,7 +365,7 @@ export const startWebhookDelivery = ({
         await store.webhooks.disableEndpoint(endpointId, GONE_REASON);
         return;
       }
-      const now = Date.now();
+      const now = clock.now();
       if (now - (disableCheckedAt.get(endpointId) ?? 0) < Math.min(DISABLE_CHECK_INTERVAL_MS, disableAfterMs)) return;
       disableCheckedAt.set(endpointId, now);
       const reason = failingReason(disableAfterMs);
@@ -424,12 +436,12 @@ export const startWebhookDelivery = ({
       wake?.();
       // Attempts in flight may finish and be recorded before the store closes; a slow receiver is
       // cut off after the grace, its attempt recorded as failed and retried later.
-      let timer: NodeJS.Timeout | undefined;
+      let cancelGrace = () => {};
       const grace = new Promise((resolve) => {
-        timer = setTimeout(resolve, stopGraceMs);
+        cancelGrace = clock.setTimeout(() => resolve(undefined), stopGraceMs);
       });
       await Promise.race([Promise.allSettled([running, ...inFlight]), grace]);
-      clearTimeout(timer);
+      cancelGrace();
       agents.http.destroy();
       agents.https.destroy();
       await running;

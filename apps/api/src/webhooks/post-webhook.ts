@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import { type Clock, systemClock } from '../clock.ts';
 import { guardedLookup, hostOf, nonPublicCause } from './target-address.ts';
 
 /** How much of a receiver's answer is read: enough to reuse the connection, never a memory risk. */
@@ -10,6 +11,8 @@ export type PostOptions = {
   timeoutMs: number;
   allowPrivate: boolean;
   agents: { http: HttpAgent; https: HttpsAgent };
+  /** Times the exchange out and dates Retry-After; default the system's. */
+  clock?: Clock;
 };
 
 /**
@@ -61,7 +64,7 @@ export const postWebhook = (
   url: string,
   body: string,
   headers: Record<string, string>,
-  { timeoutMs, allowPrivate, agents }: PostOptions,
+  { timeoutMs, allowPrivate, agents, clock = systemClock }: PostOptions,
 ): Promise<PostOutcome> =>
   new Promise((resolve) => {
     let target: URL;
@@ -88,7 +91,7 @@ export const postWebhook = (
     const finish = (outcome: PostOutcome) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      cancelTimeout();
       resolve(outcome);
     };
     const send = https ? httpsRequest : httpRequest;
@@ -113,7 +116,7 @@ export const postWebhook = (
       agent: https ? agents.https : agents.http,
       headers: allHeaders,
     });
-    const timer = setTimeout(() => {
+    const cancelTimeout = clock.setTimeout(() => {
       outgoing.destroy(
         Object.assign(new Error(`No 2xx answer within ${timeoutMs} ms.`), { code: 'ETIMEDOUT_WEBHOOK' }),
       );
@@ -122,7 +125,7 @@ export const postWebhook = (
     outgoing.once('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
       const retryAfter = response.headers['retry-after'];
-      const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+      const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
       let read = 0;
       response.on('data', (chunk: Buffer) => {
         read += chunk.length;

@@ -3,7 +3,7 @@ import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
-import { callApi, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
 const defer = deferCleanups();
 const receiver = () => deferredReceiver(defer);
@@ -31,11 +31,17 @@ describe('webhook endpoints disabled by their receivers', () => {
     );
     expect(Date.now() - started).toBeGreaterThanOrEqual(800);
     expect(disabled).toMatchObject({ enabled: false, disabledReason: 'Every delivery failed for 800 ms.' });
-    // Nothing more is attempted: not the retries of the pending delivery, nor new plants.
+    // Nothing more is attempted: not the retries of the pending delivery, nor new plants. Once the
+    // delivery is not leased (a lease moves its next attempt 32 s on), no attempt is on its way.
+    await until(
+      () => listDeliveries<{ nextAttemptAt?: string }>(service.base, broken.id),
+      ([delivery]) => Date.parse(delivery?.nextAttemptAt ?? '') < Date.now() + 10_000,
+    );
     const attempts = failing.received.length;
     expect(attempts).toBeGreaterThanOrEqual(2);
     expect((await postPlant(service.base, TEST_TOKEN, { id: 2n, name: 'Ivy' })).status).toBe(200);
     await healthy.waitFor(2);
+    // Were it still enabled, a few retries would go out meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(failing.received).toHaveLength(attempts);
     const stillFine = await endpoint(service.base, fine.id);

@@ -198,10 +198,18 @@ describe('PATCH /webhooks/{id}', () => {
       () => deliveries(base, endpoint.id),
       (list) => list.length === 2 && list.every((delivery) => delivery.attempts >= 1),
     );
+    // Each delivery's next attempt is held at the receiver while the endpoint is disabled: then no
+    // other attempt can be on its way.
+    hook.answer('hold');
+    await hook.waitFor(hook.received.length + 2);
     expect((await patch(base, endpoint.id, { enabled: false })).status).toBe(200);
-    // An attempt in flight when it was disabled may still finish; after that nothing more is sent.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    hook.release(503);
     const sent = hook.received.length;
+    await until(
+      () => deliveries(base, endpoint.id),
+      (list) => list.reduce((sum, delivery) => sum + delivery.attempts, 0) === sent,
+    );
+    // Were it still enabled, six rounds of retries would go out meanwhile.
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(hook.received.length).toBe(sent);
     expect((await deliveries(base, endpoint.id)).map((delivery) => delivery.status)).toStrictEqual([
@@ -219,7 +227,8 @@ describe('PATCH /webhooks/{id}', () => {
 
 describe('POST /webhooks/{id}/rotate-secret', () => {
   it('answers a new secret; during the grace deliveries verify with both secrets, after it only with the new one', async () => {
-    const { base } = await startService({ rotationGraceMs: 1_500 });
+    // A grace far longer than the test, then (on a second service) none: both hold however slow the machine.
+    const { base } = await startService({ rotationGraceMs: 60_000 });
     const hook = await receiver();
     const endpoint = await register(base, hook.url);
     const rotation = await api(base, `/webhooks/${endpoint.id}/rotate-secret`, { method: 'POST' });
@@ -238,12 +247,16 @@ describe('POST /webhooks/{id}/rotate-secret', () => {
     expect(verify(endpoint.secret, during as never)).toStrictEqual({ id: 1, name: 'Plant 1' });
     expect(() => verify(`whsec_${Buffer.alloc(32, 9).toString('base64')}`, during as never)).toThrow();
 
-    await new Promise((resolve) => setTimeout(resolve, 1_700));
-    await createPlants(base, [2n]);
-    const [, after] = await hook.waitFor(2);
+    const ended = await startService({ rotationGraceMs: 0 });
+    const next = await receiver();
+    const nextEndpoint = await register(ended.base, next.url);
+    const rotated = await api(ended.base, `/webhooks/${nextEndpoint.id}/rotate-secret`, { method: 'POST' });
+    const { secret: nextSecret } = (await rotated.json()) as { secret: string };
+    await createPlants(ended.base, [2n]);
+    const [after] = await next.waitFor(1);
     expect(String(after?.headers['webhook-signature'])).toMatch(/^v1,\S{44}$/);
-    expect(verify(secret, after as never)).toStrictEqual({ id: 2, name: 'Plant 2' });
-    expect(() => verify(endpoint.secret, after as never)).toThrow();
+    expect(verify(nextSecret, after as never)).toStrictEqual({ id: 2, name: 'Plant 2' });
+    expect(() => verify(nextEndpoint.secret, after as never)).toThrow();
   });
 
   it('answers 404 for an unknown endpoint', async () => {
@@ -309,7 +322,7 @@ describe('POST /webhooks/{id}/recover', () => {
 
 describe('POST /webhooks/{id}/deliveries/{deliveryId}/retry', () => {
   it('attempts one delivery again now, whatever its status, with its webhook-id', async () => {
-    const { base } = await startService();
+    const { base, stop } = await startService();
     const hook = await receiver();
     const endpoint = await register(base, hook.url);
     await createPlants(base, [1n, 2n]);
@@ -329,7 +342,8 @@ describe('POST /webhooks/{id}/deliveries/{deliveryId}/retry', () => {
       ([delivery]) => delivery?.status === 'delivered' && delivery.attempts === 2,
     );
     expect(again?.id).toBe(latest?.id);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Once stopped, every attempt the worker made has ended: a second one would have arrived by now.
+    await stop();
     expect(hook.received).toHaveLength(3);
   });
 

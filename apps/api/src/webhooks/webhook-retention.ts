@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { type Clock, systemClock } from '../clock.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
 
 /** Deliveries deleted per store operation: a few milliseconds of the database, never a stall. */
@@ -17,17 +18,20 @@ export const startWebhookRetention = ({
   store,
   retentionMs,
   logger,
+  clock = systemClock,
 }: {
   store: WebhookStore;
   retentionMs: number;
   logger: Logger;
+  /** Default: the system's. */
+  clock?: Clock;
 }): WebhookRetention => {
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
+  let cancel = () => {};
   let running: Promise<void> = Promise.resolve();
 
   const prune = async () => {
-    const before = new Date(Date.now() - retentionMs);
+    const before = new Date(clock.now() - retentionMs);
     let deleted = 0;
     try {
       for (;;) {
@@ -44,18 +48,22 @@ export const startWebhookRetention = ({
 
   const schedule = (delayMs: number) => {
     // The check never keeps the process alive; the server does.
-    timer = setTimeout(() => {
-      running = prune().then(() => {
-        if (!stopped) schedule(Math.min(retentionMs, MOST_INTERVAL_MS));
-      });
-    }, delayMs).unref();
+    cancel = clock.setTimeout(
+      () => {
+        running = prune().then(() => {
+          if (!stopped) schedule(Math.min(retentionMs, MOST_INTERVAL_MS));
+        });
+      },
+      delayMs,
+      { keepAlive: false },
+    );
   };
   schedule(0);
 
   return {
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      cancel();
       await running;
     },
   };
