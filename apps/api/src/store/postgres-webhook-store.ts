@@ -377,20 +377,27 @@ export class PostgresWebhookStore implements WebhookStore {
         [...inFlight.values()],
       ]);
       this.#idle = rows.length === 0;
-      return rows.map((row) => ({
-        id: row.id,
-        seq: row.seq,
-        endpointId: row.endpoint_id,
-        url: row.url,
-        secret: row.secret,
-        ...(row.previous_secret !== null && { previousSecret: row.previous_secret }),
-        plant:
-          row.tag === null ? { id: row.plant_id, name: row.name } : { id: row.plant_id, name: row.name, tag: row.tag },
-        attempts: row.attempts,
-        leaseToken: token,
-        createdAt: row.created_at,
-        ...(row.traceparent !== null && { traceparent: row.traceparent }),
-      }));
+      return rows.map((row) => {
+        // The optional fields are set last, not spread into the literal: every property after a
+        // spread is defined through a slow runtime call, once per delivery (as in sqlite-store.ts).
+        const claimed: ClaimedDelivery = {
+          id: row.id,
+          seq: row.seq,
+          endpointId: row.endpoint_id,
+          url: row.url,
+          secret: row.secret,
+          plant:
+            row.tag === null
+              ? { id: row.plant_id, name: row.name }
+              : { id: row.plant_id, name: row.name, tag: row.tag },
+          attempts: row.attempts,
+          leaseToken: token,
+          createdAt: row.created_at,
+        };
+        if (row.previous_secret !== null) claimed.previousSecret = row.previous_secret;
+        if (row.traceparent !== null) claimed.traceparent = row.traceparent;
+        return claimed;
+      });
     });
   }
 

@@ -114,19 +114,21 @@ const webhookStatements = (db: DatabaseSync) => {
   const endpointColumns = 'id, url, description, enabled, disabled_reason, created_at';
   const { instance } = db.prepare('SELECT instance FROM webhook_settings').get() as { instance: string };
   const prefix = `msg_${instance}_`;
+  /** A delivery's webhook-id: the instance and the sequence number. */
+  const webhookId = (seq: bigint): string => `${prefix}${seq}`;
   /**
-   * Rows with their webhook-id, which is the instance and the sequence number. Set on the row, not
-   * spread into a copy: node:sqlite's rows are dictionary objects, which a spread copies slowly.
+   * Rows with their webhook-id. Set on the row, not spread into a copy: node:sqlite's rows are
+   * dictionary objects, which a spread copies slowly.
    */
   const withIds = <R extends { seq: bigint }>(rows: R[]): (R & { id: string })[] =>
     rows.map((row) => {
       const withId = row as R & { id: string };
-      withId.id = `${prefix}${row.seq}`;
+      withId.id = webhookId(row.seq);
       return withId;
     });
   return {
     instance,
-    instancePrefix: prefix,
+    webhookId,
     withIds,
     anyEnabled: () => enabled.get() !== undefined,
     // Positional: binding by name cost twice as much per create (measured).
@@ -398,7 +400,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
         const row = webhooks.claimed.get({ seq, now: claimNow }) as unknown as ClaimedRow | undefined;
         if (row === undefined) continue;
         // The webhook-id first, as the protocol's row has it.
-        row.unshift(`${webhooks.instancePrefix}${row[0]}`);
+        row.unshift(webhooks.webhookId(seq));
         rows.push(row);
       }
       return rows;
