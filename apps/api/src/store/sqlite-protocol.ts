@@ -104,33 +104,36 @@ export type OpResult<K extends OpName> = Operations[K]['result'];
 
 /**
  * Each operation's code on the wire, how many arguments follow it (held to the table above by its
- * type), and whether it writes (its result is dropped when the batch rolls back).
+ * type), whether it writes (its result is dropped when the batch rolls back), and whether it is the
+ * outbox's work, sent in that lane's batches (see `SqlitePlantStore`).
  */
 export const OPERATIONS = {
-  create: { code: 0, arity: 4, writes: true },
-  delete: { code: 1, arity: 1, writes: true },
-  get: { code: 2, arity: 1, writes: false },
-  list: { code: 3, arity: 3, writes: false },
-  health: { code: 4, arity: 0, writes: false },
-  close: { code: 5, arity: 0, writes: false },
-  createEndpoint: { code: 6, arity: 6, writes: true },
-  listEndpoints: { code: 7, arity: 0, writes: false },
-  getEndpoint: { code: 8, arity: 1, writes: false },
-  deleteEndpoint: { code: 9, arity: 2, writes: true },
-  listDeliveries: { code: 10, arity: 2, writes: false },
-  claimDue: { code: 11, arity: 6, writes: true },
-  recordAttempts: { code: 12, arity: 2, writes: true },
-  backlog: { code: 13, arity: 0, writes: false },
-  pruneFinished: { code: 14, arity: 2, writes: true },
-  fanOut: { code: 15, arity: 1, writes: true },
-  disableEndpoint: { code: 16, arity: 3, writes: true },
-  updateEndpoint: { code: 17, arity: 5, writes: true },
-  rotateSecret: { code: 18, arity: 3, writes: true },
-  requeueFailed: { code: 19, arity: 4, writes: true },
-  retryDelivery: { code: 20, arity: 3, writes: true },
-  endpointSecrets: { code: 21, arity: 0, writes: false },
-  replaceSecret: { code: 22, arity: 4, writes: true },
-} as const satisfies { [K in OpName]: { code: number; arity: OpArgs<K>['length']; writes: boolean } };
+  create: { code: 0, arity: 4, writes: true, outbox: false },
+  delete: { code: 1, arity: 1, writes: true, outbox: false },
+  get: { code: 2, arity: 1, writes: false, outbox: false },
+  list: { code: 3, arity: 3, writes: false, outbox: false },
+  health: { code: 4, arity: 0, writes: false, outbox: false },
+  close: { code: 5, arity: 0, writes: false, outbox: true },
+  createEndpoint: { code: 6, arity: 6, writes: true, outbox: false },
+  listEndpoints: { code: 7, arity: 0, writes: false, outbox: false },
+  getEndpoint: { code: 8, arity: 1, writes: false, outbox: false },
+  deleteEndpoint: { code: 9, arity: 2, writes: true, outbox: true },
+  listDeliveries: { code: 10, arity: 2, writes: false, outbox: false },
+  claimDue: { code: 11, arity: 6, writes: true, outbox: true },
+  recordAttempts: { code: 12, arity: 2, writes: true, outbox: true },
+  backlog: { code: 13, arity: 0, writes: false, outbox: true },
+  pruneFinished: { code: 14, arity: 2, writes: true, outbox: true },
+  fanOut: { code: 15, arity: 1, writes: true, outbox: true },
+  disableEndpoint: { code: 16, arity: 3, writes: true, outbox: true },
+  updateEndpoint: { code: 17, arity: 5, writes: true, outbox: false },
+  rotateSecret: { code: 18, arity: 3, writes: true, outbox: false },
+  requeueFailed: { code: 19, arity: 4, writes: true, outbox: false },
+  retryDelivery: { code: 20, arity: 3, writes: true, outbox: false },
+  endpointSecrets: { code: 21, arity: 0, writes: false, outbox: false },
+  replaceSecret: { code: 22, arity: 4, writes: true, outbox: false },
+} as const satisfies {
+  [K in OpName]: { code: number; arity: OpArgs<K>['length']; writes: boolean; outbox: boolean };
+};
 
 /** The operations by code: what the worker decodes a batch with. */
 export const OPERATIONS_BY_CODE: readonly { name: OpName; arity: number; writes: boolean }[] = Object.entries(

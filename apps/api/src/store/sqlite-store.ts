@@ -188,6 +188,7 @@ export class SqlitePlantStore implements PlantStore {
     createEndpoint: (endpoint, max) => {
       const { id, url, description, secret, createdAt } = endpoint;
       return this.#submit(
+        undefined,
         (_: undefined, result): CreateEndpointOutcome => {
           if (result === true) {
             const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
@@ -207,6 +208,7 @@ export class SqlitePlantStore implements PlantStore {
     },
     updateEndpoint: (id, { url, description, enabled }) =>
       this.#submit(
+        undefined,
         (_: undefined, result): UpdateEndpointOutcome => {
           if (result === null) return { outcome: 'not-found' };
           if (typeof result === 'string') return { outcome: 'url-taken', holder: result };
@@ -221,13 +223,14 @@ export class SqlitePlantStore implements PlantStore {
         enabled === undefined ? null : Number(enabled),
       ),
     rotateSecret: (id, secret, previousUntil) =>
-      this.#submit(asIs, undefined, 'rotateSecret', id, secret, previousUntil.getTime()),
+      this.#submit(undefined, asIs, undefined, 'rotateSecret', id, secret, previousUntil.getTime()),
     requeueFailed: (endpointId, since, limit) =>
-      this.#submit(asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, this.#clock.now()),
+      this.#submit(undefined, asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, this.#clock.now()),
     retryDelivery: (endpointId, deliveryId) =>
-      this.#submit(asIs, undefined, 'retryDelivery', endpointId, deliveryId, this.#clock.now()),
+      this.#submit(undefined, asIs, undefined, 'retryDelivery', endpointId, deliveryId, this.#clock.now()),
     endpointSecrets: () =>
       this.#submit(
+        undefined,
         (_: undefined, rows) =>
           rows.map(
             ({ id, secret, previous_secret }): EndpointSecrets =>
@@ -236,14 +239,22 @@ export class SqlitePlantStore implements PlantStore {
         undefined,
         'endpointSecrets',
       ),
-    replaceSecret: (id, which, from, to) => this.#submit(asIs, undefined, 'replaceSecret', id, which, from, to),
-    listEndpoints: () => this.#submit((_: undefined, rows) => rows.map(toEndpoint), undefined, 'listEndpoints'),
+    replaceSecret: (id, which, from, to) =>
+      this.#submit(undefined, asIs, undefined, 'replaceSecret', id, which, from, to),
+    listEndpoints: () =>
+      this.#submit(undefined, (_: undefined, rows) => rows.map(toEndpoint), undefined, 'listEndpoints'),
     getEndpoint: (id) =>
-      this.#submit((_: undefined, row) => (row === null ? undefined : toEndpoint(row)), undefined, 'getEndpoint', id),
+      this.#submit(
+        undefined,
+        (_: undefined, row) => (row === null ? undefined : toEndpoint(row)),
+        undefined,
+        'getEndpoint',
+        id,
+      ),
     deleteEndpoint: async (id) => {
       // In batches, each its own transaction: plant operations take turns with a large deletion.
       for (;;) {
-        const deleted = await this.#submitBackground(asIs, undefined, 'deleteEndpoint', id, DELETE_BATCH);
+        const deleted = await this.#submit(undefined, asIs, undefined, 'deleteEndpoint', id, DELETE_BATCH);
         if (deleted !== false) return deleted === true;
       }
     },
@@ -251,9 +262,10 @@ export class SqlitePlantStore implements PlantStore {
       // Listing answers every announcement made before it, fanned out in bounded batches, each its
       // own transaction: plant operations take turns with a large fan-out.
       let last: bigint | null = null;
-      do last = await this.#submitBackground(asIs, undefined, 'fanOut', last);
+      do last = await this.#submit(undefined, asIs, undefined, 'fanOut', last);
       while (last !== null);
       return this.#submit(
+        undefined,
         (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
         undefined,
         'listDeliveries',
@@ -264,7 +276,8 @@ export class SqlitePlantStore implements PlantStore {
     claimDue: ({ limit, leaseMs, perEndpoint, inFlight }) => {
       const token = randomUUID();
       const now = this.#clock.now();
-      return this.#submitBackground(
+      return this.#submit(
+        undefined,
         (_: undefined, rows) => rows.map((row) => toClaimed(row, token)),
         undefined,
         'claimDue',
@@ -291,10 +304,11 @@ export class SqlitePlantStore implements PlantStore {
           claim.endpointId,
         );
       }
-      return this.#submitBackground(asIs, undefined, 'recordAttempts', now, flat);
+      return this.#submit(undefined, asIs, undefined, 'recordAttempts', now, flat);
     },
     backlog: () =>
-      this.#submitBackground(
+      this.#submit(
+        undefined,
         (_: undefined, [pending, oldest]): WebhookBacklog => {
           return { pending, oldestPendingAt: oldest === null ? undefined : new Date(oldest) };
         },
@@ -302,7 +316,8 @@ export class SqlitePlantStore implements PlantStore {
         'backlog',
       ),
     disableEndpoint: (id, reason, failingSince) =>
-      this.#submitBackground(
+      this.#submit(
+        undefined,
         decodeBoolean,
         undefined,
         'disableEndpoint',
@@ -310,7 +325,8 @@ export class SqlitePlantStore implements PlantStore {
         reason,
         failingSince === undefined ? null : failingSince.getTime(),
       ),
-    pruneFinished: (before, limit) => this.#submitBackground(asIs, undefined, 'pruneFinished', before.getTime(), limit),
+    pruneFinished: (before, limit) =>
+      this.#submit(undefined, asIs, undefined, 'pruneFinished', before.getTime(), limit),
     onAnnounce: (listener) => this.#announced.add(listener),
   };
 
@@ -397,24 +413,24 @@ export class SqlitePlantStore implements PlantStore {
   create(plant: StoredPlant): Promise<CreateOutcome> {
     const span = this.#tracing?.storeOperation('create');
     const { id, name, tag } = plant;
-    return this.#traced(span, decodeCreate, plant, 'create', id, name, tag ?? null, span?.traceparent ?? null);
+    return this.#submit(span, decodeCreate, plant, 'create', id, name, tag ?? null, span?.traceparent ?? null);
   }
 
   delete(id: bigint): Promise<boolean> {
-    return this.#traced(this.#tracing?.storeOperation('delete'), decodeBoolean, undefined, 'delete', id);
+    return this.#submit(this.#tracing?.storeOperation('delete'), decodeBoolean, undefined, 'delete', id);
   }
 
   get(id: bigint): Promise<StoredPlant | undefined> {
-    return this.#traced(this.#tracing?.storeOperation('get'), decodeGet, id, 'get', id);
+    return this.#submit(this.#tracing?.storeOperation('get'), decodeGet, id, 'get', id);
   }
 
   list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
     const span = this.#tracing?.storeOperation('list');
-    return this.#traced(span, decodeList, undefined, 'list', after ?? null, limit, tag ?? null);
+    return this.#submit(span, decodeList, undefined, 'list', after ?? null, limit, tag ?? null);
   }
 
   health(): Promise<void> {
-    return this.#submit(decodeNothing, undefined, 'health');
+    return this.#submit(undefined, decodeNothing, undefined, 'health');
   }
 
   /** Finishes the operations already issued, closes the database and ends the worker. */
@@ -426,7 +442,7 @@ export class SqlitePlantStore implements PlantStore {
       return this.#closing;
     }
     if (this.#closing === undefined) {
-      const closed = this.#submitBackground(decodeNothing, undefined, 'close');
+      const closed = this.#submit(undefined, decodeNothing, undefined, 'close');
       this.#closeQueued = true;
       // After a crash there is nothing left to close: every pending operation has already failed.
       this.#closing = closed
@@ -451,44 +467,17 @@ export class SqlitePlantStore implements PlantStore {
     return promise;
   }
 
+  /**
+   * Queues an operation in its lane's next batch; `decode` turns the worker's result (with `input`,
+   * which saves a closure per call) into the answer. The operation's span, if traced, ends when its
+   * batch answers.
+   */
   #submit<K extends OpName, I, T>(
-    decode: (input: I, result: OpResult<K>) => T,
-    input: I,
-    op: K,
-    ...args: OpArgs<K>
-  ): Promise<T> {
-    return this.#enqueue(this.#queued, this.#message, decode, input, op, args, undefined);
-  }
-
-  /** #submit, with the operation's span (if traced) ended when its batch answers. */
-  #traced<K extends OpName, I, T>(
     span: StoreSpan | undefined,
     decode: (input: I, result: OpResult<K>) => T,
     input: I,
     op: K,
     ...args: OpArgs<K>
-  ): Promise<T> {
-    return this.#enqueue(this.#queued, this.#message, decode, input, op, args, span);
-  }
-
-  /** #submit, in the outbox's lane. */
-  #submitBackground<K extends OpName, I, T>(
-    decode: (input: I, result: OpResult<K>) => T,
-    input: I,
-    op: K,
-    ...args: OpArgs<K>
-  ): Promise<T> {
-    return this.#enqueue(this.#background, this.#backgroundMessage, decode, input, op, args, undefined);
-  }
-
-  #enqueue<K extends OpName, I, T>(
-    pending: Pending[],
-    message: unknown[],
-    decode: (input: I, result: OpResult<K>) => T,
-    input: I,
-    op: K,
-    args: OpArgs<K>,
-    span: StoreSpan | undefined,
   ): Promise<T> {
     if (this.#closing !== undefined || this.#failure !== undefined) {
       const error = this.#closing === undefined ? this.#failure : new StoreUnavailableError('The store is closed.');
@@ -497,14 +486,15 @@ export class SqlitePlantStore implements PlantStore {
     }
     const { promise, resolve, reject } = Promise.withResolvers<T>();
     if (this.#idle()) this.#worker.ref();
-    pending.push({
+    const { code, outbox } = OPERATIONS[op];
+    (outbox ? this.#background : this.#queued).push({
       decode: decode as Pending['decode'],
       input,
       resolve: resolve as (value: unknown) => void,
       reject,
       span,
     });
-    message.push(OPERATIONS[op].code, ...args);
+    (outbox ? this.#backgroundMessage : this.#message).push(code, ...args);
     this.#schedule();
     return promise;
   }
