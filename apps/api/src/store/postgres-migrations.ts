@@ -90,8 +90,8 @@ export const postgresMigrations: readonly string[] = [
 ];
 
 /**
- * The session-level advisory lock key that serialises migrations across every process on the
- * database: 'plntmigr' in ASCII, so it is recognisable in pg_locks.
+ * The advisory lock key that serialises migrations across every process on the database:
+ * 'plntmigr' in ASCII, so it is recognisable in pg_locks.
  */
 export const MIGRATION_LOCK_KEY = 0x706c6e746d696772n;
 
@@ -120,41 +120,44 @@ export const schemaVersion = async (client: pg.ClientBase | pg.Pool): Promise<nu
 };
 
 /**
- * Brings the schema to the newest version, each migration in its own transaction, while holding
- * the advisory lock: replicas that start together wait for the first, then find nothing to do.
- * Refuses (SchemaTooNewError) a schema newer than this build knows. Resolves with the versions it
- * applied.
+ * Brings the schema to the newest version in one transaction, under a transaction-level advisory
+ * lock: replicas that start together wait for the first, then find nothing to do. All pending
+ * migrations commit together or not at all, so a failed one leaves the schema at the version the
+ * running release knows, and a fresh database pays for one commit (one WAL flush) instead of one
+ * per migration. The lock and the statement timeout's suspension end with the transaction, so the
+ * session is as it was: the caller may use it for requests. Refuses (SchemaTooNewError) a schema
+ * newer than this build knows. Resolves with the versions it applied.
  */
 export const migrate = async (client: pg.ClientBase): Promise<number[]> => {
   // A migration may rewrite a large table: the statement timeout for requests does not apply here.
-  await client.query('SET statement_timeout = 0');
-  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+  // The key is a constant: written into the text, the four statements take one round trip.
+  await client.query(`BEGIN;
+    SET LOCAL statement_timeout = 0;
+    SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY});
+    ${CREATE_MIGRATIONS_TABLE}`);
   try {
-    await client.query(CREATE_MIGRATIONS_TABLE);
     const current = await schemaVersion(client);
     if (current > postgresMigrations.length) {
       throw new SchemaTooNewError(
         `The database schema is at version ${current}, newer than this build knows (${postgresMigrations.length}); run a newer release.`,
       );
     }
-    const applied: number[] = [];
-    for (const [index, sql] of postgresMigrations.entries()) {
-      const version = index + 1;
-      if (version <= current) continue;
-      await client.query('BEGIN');
-      try {
-        await client.query(sql);
-        await client.query('INSERT INTO plant_schema_migrations (version) VALUES ($1)', [version]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw error;
-      }
-      applied.push(version);
+    const applied = postgresMigrations.map((_, index) => index + 1).filter((version) => version > current);
+    if (applied.length > 0) {
+      await client.query(
+        applied
+          .map(
+            (version) =>
+              `${postgresMigrations[version - 1]};\nINSERT INTO plant_schema_migrations (version) VALUES (${version})`,
+          )
+          .join(';\n'),
+      );
     }
+    await client.query('COMMIT');
     return applied;
-  } finally {
-    // Ending the session releases the lock too, so a failure here (connection lost) changes nothing.
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {});
+  } catch (error) {
+    // A lost connection fails this too; ending the session rolls back and releases the lock anyway.
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
   }
 };

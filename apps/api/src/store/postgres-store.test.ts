@@ -123,6 +123,31 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
   });
 
+  it('leaves the session it migrated as it found it: its statement timeout, and no lock held', async () => {
+    const { url } = await database();
+    const session = await connect(url);
+    await session.query('SET statement_timeout = 1234');
+    expect(await migrate(session)).toStrictEqual(ALL_VERSIONS);
+    const { rows } = await session.query<{ timeout: string; locks: number }>(
+      `SELECT current_setting('statement_timeout') AS timeout,
+        (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS locks`,
+    );
+    expect(rows).toStrictEqual([{ timeout: '1234ms', locks: 0 }]);
+  });
+
+  it('applies the pending migrations together or not at all: one that fails leaves the schema as it was', async () => {
+    const { url } = await database();
+    const client = await migratedBefore(url, 'CREATE INDEX plants_tag_id');
+    // The outbox's tables, made by hand: the migration that creates them fails, after the index's.
+    await client.query('CREATE TABLE webhook_endpoints (id text)');
+    await expect(PostgresPlantStore.open({ url })).rejects.toThrow(
+      /^Cannot prepare the schema of PostgreSQL at .*: relation "webhook_endpoints" already exists/,
+    );
+    expect(await appliedVersions(url)).toStrictEqual([1]);
+    const { rows } = await client.query("SELECT to_regclass('plants_tag_id') AS index");
+    expect(rows).toStrictEqual([{ index: null }]);
+  });
+
   it('opens eight stores on a fresh database at once, all serving the same plants', async () => {
     const { url } = await database();
     const opened = await Promise.all(Array.from({ length: 8 }, () => openStore(url)));

@@ -214,8 +214,9 @@ export class PostgresPlantStore implements PlantStore {
           { cause: error },
         );
       } finally {
-        // Never reuse the migration session: its settings differ, and a lock must not outlive it.
-        client.release(broken ?? true);
+        // The session is clean after migrate (see there) and goes back to the pool for the first
+        // requests, saving them a connection's set-up; one that failed is closed.
+        client.release(broken);
       }
       return new PostgresPlantStore(pool, options.maxPending ?? Number.POSITIVE_INFINITY, options.tracing);
     } catch (error) {
