@@ -124,7 +124,11 @@ describe('aborts and deadlines', () => {
       .getPlant(7, { signal: AbortSignal.timeout(10), maxRetries: 3 })
       .catch((caught: unknown) => caught);
     expect(PlantTimeoutError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ cause: { name: 'TimeoutError' } });
+    expect(error).toMatchObject({
+      name: 'PlantTimeoutError',
+      message: "The request was aborted by its signal's deadline.",
+      cause: { name: 'TimeoutError' },
+    });
   });
 
   it('rejects an abort as a PlantAbortError, a PlantClientError like every failure', async () => {
@@ -132,6 +136,21 @@ describe('aborts and deadlines', () => {
       .getPlant(7, { signal: AbortSignal.abort('navigated away') })
       .catch((caught: unknown) => caught);
     expect(PlantAbortError.isInstance(error) && PlantClientError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ cause: 'navigated away' });
+    expect(error).toMatchObject({
+      name: 'PlantAbortError',
+      message: 'The request was aborted by its signal.',
+      cause: 'navigated away',
+    });
   });
+
+  it.each([null, 'TimeoutError', { name: 'Error' }])(
+    'rejects an abort for the reason %o as a PlantAbortError',
+    async (reason) => {
+      const error = await clientWith(hanging)
+        .getPlant(7, { signal: AbortSignal.abort(reason) })
+        .catch((caught: unknown) => caught);
+      expect(PlantAbortError.isInstance(error)).toBe(true);
+      expect((error as Error).cause).toBe(reason);
+    },
+  );
 });

@@ -688,3 +688,64 @@ describe('webhook management', () => {
     ]);
   });
 });
+
+describe('what a failure says', () => {
+  const endpoint = {
+    id: 'ep_1',
+    url: 'https://hooks.example.com/plants',
+    enabled: true,
+    createdAt: '2026-11-23T23:00:00.000Z',
+  };
+  const calls: [string, number, (client: ReturnType<typeof clientWith>) => Promise<unknown>][] = [
+    ['a Plant', 200, (client) => client.createPlant({ id: 7, name: 'Fern' })],
+    ['a plant', 200, (client) => client.getPlant(7)],
+    ['a list of plants', 200, (client) => client.listPlants()],
+    ['a created webhook endpoint', 201, (client) => client.createWebhook({ url: endpoint.url })],
+    ['a list of webhook endpoints', 200, (client) => client.listWebhooks()],
+    ['a webhook endpoint', 200, (client) => client.getWebhook('ep_1')],
+    ['a list of webhook deliveries', 200, (client) => client.listWebhookDeliveries('ep_1')],
+    ['a webhook endpoint', 200, (client) => client.updateWebhook('ep_1', { enabled: false })],
+    ['a new webhook secret', 200, (client) => client.rotateWebhookSecret('ep_1')],
+    ['a webhook recovery', 202, (client) => client.recoverWebhook('ep_1', { since: '2026-11-23T00:00:00Z' })],
+  ];
+
+  it.each(calls)('names what a success body should have been: %s', async (what, status, send) => {
+    const error = await rejection(send(clientWith(answering(() => json({ unexpected: true }, status)))));
+    expect(PlantClientError.isInstance(error) && !PlantApiError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ message: `The API answered ${status} with a body that is not ${what}.` });
+  });
+
+  it('says HTTP and the status alone for an error answer without a body', async () => {
+    const fetch = answering(() => new Response(null, { status: 502 }));
+    const error = await rejection(clientWith(fetch, { maxRetries: 0 }).getPlant(7));
+    expect(error).toMatchObject({ status: 502, code: 502, message: 'HTTP 502' });
+  });
+
+  it('quotes at most the first 200 characters of an error answer that is not an Error body', async () => {
+    const page = `<p>${'x'.repeat(300)}</p>`;
+    const fetch = answering(() => new Response(page, { status: 502, headers: { 'content-type': 'text/html' } }));
+    const error = await rejection(clientWith(fetch, { maxRetries: 0 }).getPlant(7));
+    expect(error).toMatchObject({ message: `HTTP 502: ${page.slice(0, 200)}` });
+  });
+
+  it('says why an unsafe number id is refused', async () => {
+    const error = await rejection(clientWith(answering(() => json({}))).getPlant(2 ** 60));
+    expect(error).toMatchObject({
+      name: 'PlantClientError',
+      message: 'id 1152921504606847000 is not a safe integer: pass ids beyond ±(2^53 − 1) as bigint.',
+    });
+  });
+
+  it.each([{ pageSize: 2 }, { tag: 'fern' }, { after: 3 }])('refuses a cursor given with %o', async (extra) => {
+    const fetch = answering(() => json([]));
+    const options = { cursor: 'limit=2&after=2', ...extra } as unknown as Parameters<
+      ReturnType<typeof clientWith>['listPlants']
+    >[0];
+    const error = await rejection(clientWith(fetch).listPlants(options));
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error).toMatchObject({
+      message: 'cursor carries the page size, tag and position: give it without pageSize, tag or after.',
+    });
+    expect(fetch).not.toHaveBeenCalled();
+  });
+});
