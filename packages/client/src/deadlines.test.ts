@@ -86,4 +86,27 @@ describe('createDeadlines', () => {
     deadlines.remove(third);
     expect(heldOpen()).toBe(before);
   });
+
+  it('holds nothing open once every deadline has expired', async () => {
+    const before = heldOpen();
+    const deadlines = createDeadlines();
+    await new Promise<void>((resolve) => {
+      deadlines.add(1, () => {});
+      deadlines.add(5, resolve);
+    });
+    expect(heldOpen()).toBe(before);
+  });
+
+  it('keeps holding the process open while a deadline is pending, whatever else is removed', async () => {
+    const before = heldOpen();
+    const deadlines = createDeadlines();
+    const pending = deadlines.add(60_000, () => {});
+    const expired = await new Promise<ReturnType<typeof deadlines.add>>((resolve) => {
+      const deadline = deadlines.add(1, () => resolve(deadline));
+    });
+    deadlines.remove(expired);
+    expect(heldOpen()).toBe(before + 1);
+    deadlines.remove(pending);
+    expect(heldOpen()).toBe(before);
+  });
 });
