@@ -37,7 +37,9 @@ describe('listPlants pages', () => {
     const third = await second.getNextPage();
     expect([second.data, third.data]).toStrictEqual([plants.slice(2, 4), plants.slice(4)]);
     expect([third.hasNextPage(), third.nextCursor]).toStrictEqual([false, undefined]);
-    await expect(third.getNextPage()).rejects.toThrow(PlantClientError);
+    await expect(third.getNextPage()).rejects.toThrow(
+      new PlantClientError('This is the last page: check hasNextPage() first.'),
+    );
     expect(fetch).toHaveBeenCalledTimes(3);
   });
 

@@ -11,7 +11,7 @@ import {
   PlantTimeoutError,
 } from './errors.ts';
 import type { FetchLike } from './fetcher.ts';
-import { createPlantClient } from './plant-client.ts';
+import { createPlantClient, type RequestOptions } from './plant-client.ts';
 import { VERSION } from './version.ts';
 
 const BASE_URL = 'https://plants.example.com';
@@ -687,6 +687,30 @@ describe('webhook management', () => {
       'https://plants.example.com/webhooks/ep_1/deliveries/msg_0123456789abcdef_7/retry',
     ]);
   });
+  it('GETs the deliveries without a query when no limit is given', async () => {
+    const fetch = answering(() => json([]));
+    expect((await clientWith(fetch).listWebhookDeliveries('ep_1')).data).toStrictEqual([]);
+    expect(onlyCall(fetch).url).toBe('https://plants.example.com/webhooks/ep_1/deliveries');
+  });
+
+  it('resolves deleteWebhook when a retry after a lost answer finds the endpoint already gone, not otherwise', async () => {
+    vi.useFakeTimers();
+    try {
+      const answers = [
+        () => Promise.reject(new TypeError('socket hang up')),
+        async () => json({ error: 404, message: 'No webhook endpoint has id "ep_1".' }, 404),
+      ];
+      const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+      const deleted = clientWith(fetch).deleteWebhook('ep_1');
+      await vi.runAllTimersAsync();
+      await expect(deleted).resolves.toBeUndefined();
+      expect(fetch).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.useRealTimers();
+    }
+    const missing = answering(() => json({ error: 404, message: 'No webhook endpoint has id "ep_1".' }, 404));
+    expect(NotFoundError.isInstance(await rejection(clientWith(missing).deleteWebhook('ep_1')))).toBe(true);
+  });
 });
 
 describe('what a failure says', () => {
@@ -747,5 +771,55 @@ describe('what a failure says', () => {
       message: 'cursor carries the page size, tag and position: give it without pageSize, tag or after.',
     });
     expect(fetch).not.toHaveBeenCalled();
+  });
+});
+
+describe('every method', () => {
+  const url = 'https://hooks.example.com/plants';
+  type Send = (client: ReturnType<typeof clientWith>, options?: RequestOptions) => Promise<unknown>;
+  const methods: [string, Send][] = [
+    ['createPlant', (client, options) => client.createPlant({ id: 7, name: 'Fern' }, options)],
+    ['getPlant', (client, options) => client.getPlant(7, options)],
+    ['deletePlant', (client, options) => client.deletePlant(7, options)],
+    ['listPlants', (client, options) => client.listPlants(options)],
+    ['createWebhook', (client, options) => client.createWebhook({ url }, options)],
+    ['listWebhooks', (client, options) => client.listWebhooks(options)],
+    ['getWebhook', (client, options) => client.getWebhook('ep_1', options)],
+    ['deleteWebhook', (client, options) => client.deleteWebhook('ep_1', options)],
+    ['listWebhookDeliveries', (client, options) => client.listWebhookDeliveries('ep_1', options)],
+    ['updateWebhook', (client, options) => client.updateWebhook('ep_1', { enabled: false }, options)],
+    ['rotateWebhookSecret', (client, options) => client.rotateWebhookSecret('ep_1', options)],
+    ['recoverWebhook', (client, options) => client.recoverWebhook('ep_1', { since: '2026-11-23T00:00:00Z' }, options)],
+    ['retryWebhookDelivery', (client, options) => client.retryWebhookDelivery('ep_1', 'msg_1', options)],
+  ];
+
+  it.each(methods)('%s throws the error an Error body answers, with its message', async (_, send) => {
+    const fetch = answering(() => json({ error: 404, message: 'No such thing.' }, 404));
+    const error = await rejection(send(clientWith(fetch)));
+    expect(NotFoundError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ status: 404, message: 'No such thing.' });
+  });
+
+  it.each(methods)("%s sends the call's headers and signal", async (_, send) => {
+    const fetch = answering(() => json({ error: 404, message: 'No such thing.' }, 404));
+    const controller = new AbortController();
+    const client = clientWith(fetch, { timeoutMs: Number.POSITIVE_INFINITY });
+    await rejection(send(client, { headers: { 'x-trace': 'call' }, signal: controller.signal }));
+    const [, init] = fetch.mock.calls[0] ?? [];
+    expect(new Headers(init?.headers).get('x-trace')).toBe('call');
+    expect(init?.signal).toBe(controller.signal);
+  });
+
+  it.each(methods)('%s is sent again after a 503 when the call asks for one retry', async (_, send) => {
+    vi.useFakeTimers();
+    try {
+      const fetch = answering(() => json({ error: 503, message: 'Unavailable.' }, 503));
+      const settled = rejection(send(clientWith(fetch, { maxRetries: 0 }), { maxRetries: 1 }));
+      await vi.runAllTimersAsync();
+      expect(await settled).toMatchObject({ status: 503 });
+      expect(fetch).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
