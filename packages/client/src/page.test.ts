@@ -103,6 +103,15 @@ describe('withResponse', () => {
     ]);
   });
 
+  it('runs finally once the call settles, keeping its data or its error', async () => {
+    const done = vi.fn();
+    const found = vi.fn<FetchLike>(async () => json({ id: 7, name: 'Fern' }));
+    await expect(clientWith(found).getPlant(7).finally(done)).resolves.toStrictEqual({ id: 7, name: 'Fern' });
+    const missing = vi.fn<FetchLike>(async () => json({ error: 404, message: 'no plant 7' }, 404));
+    await expect(clientWith(missing).getPlant(7).finally(done)).rejects.toMatchObject({ message: 'no plant 7' });
+    expect(done).toHaveBeenCalledTimes(2);
+  });
+
   it('resolves a delete with no data and the 204 response', async () => {
     const fetch = vi.fn<FetchLike>(async () => new Response(null, { status: 204 }));
     const { data, response } = await clientWith(fetch).deletePlant(7).withResponse();
@@ -145,7 +154,7 @@ describe('aborts and deadlines', () => {
     });
   });
 
-  it.each([null, 'TimeoutError', { name: 'Error' }])(
+  it.each([null, 'TimeoutError', { name: 'Error' }, class TimeoutError {}])(
     'rejects an abort for the reason %o as a PlantAbortError',
     async (reason) => {
       const error = await clientWith(hanging)
