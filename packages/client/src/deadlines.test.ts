@@ -109,4 +109,22 @@ describe('createDeadlines', () => {
     deadlines.remove(pending);
     expect(heldOpen()).toBe(before);
   });
+
+  it('works with timers that are numbers, as in browsers, which have nothing to hold open', async () => {
+    vi.useFakeTimers();
+    const timers = new Map<number, ReturnType<typeof setTimeout>>();
+    const [set, clear] = [globalThis.setTimeout, globalThis.clearTimeout];
+    vi.stubGlobal('setTimeout', (run: () => void, ms: number) => timers.set(timers.size + 1, set(run, ms)).size);
+    vi.stubGlobal('clearTimeout', (id: number | undefined) => clear(id === undefined ? id : timers.get(id)));
+    try {
+      const deadlines = createDeadlines();
+      const expired = vi.fn();
+      deadlines.remove(deadlines.add(1000, () => {}));
+      deadlines.add(2000, expired);
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(expired).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PlantAbortError, PlantTimeoutError } from './errors.ts';
-import type { FetchLike } from './fetcher.ts';
+import { createFetcher, type FetchLike } from './fetcher.ts';
 import { createPlantClient } from './plant-client.ts';
 import { createPlantRestClient } from './rest-client.ts';
 
@@ -72,6 +72,23 @@ describe("the caller's signal", () => {
     expect(PlantAbortError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ cause: new Error('user left') });
     expect(abortedWhenSent).toStrictEqual([true]);
+  });
+});
+
+describe('createFetcher', () => {
+  it("hands fetch the caller's signal itself when there is no timeout", async () => {
+    const fetch = vi.fn<FetchLike>(async () => new Response(null, { status: 204 }));
+    const { signal } = new AbortController();
+    const answer = await createFetcher(fetch)(
+      `${BASE_URL}/plants/7`,
+      { method: 'DELETE' },
+      {
+        timeoutMs: Number.POSITIVE_INFINITY,
+        signal,
+      },
+    );
+    expect(answer).toMatchObject({ status: 204, body: '' });
+    expect(fetch.mock.calls[0]?.[1].signal).toBe(signal);
   });
 });
 

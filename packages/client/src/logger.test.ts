@@ -129,6 +129,29 @@ describe('logger and logLevel', () => {
     ]);
   });
 
+  it('times each attempt from its start to its answer or failure', async () => {
+    vi.useFakeTimers();
+    const answers = [
+      () => new Promise<Response>((_, reject) => setTimeout(() => reject(new TypeError('reset')), 120)),
+      () => new Promise<Response>((resolve) => setTimeout(() => resolve(json({ id: 7, name: 'Fern' })), 80)),
+    ];
+    const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+    const { logger, lines } = recorder();
+    const pending = debugClient(fetch, logger).getPlant(7);
+    await vi.runAllTimersAsync();
+    await pending;
+    const debug = lines.filter(([level]) => level === 'debug');
+    expect(
+      debug.map(([, message, details]) => [
+        message.replace(/^.*: /, ''),
+        (details as { durationMs: number }).durationMs,
+      ]),
+    ).toStrictEqual([
+      ['PlantConnectionError in 120 ms', 120],
+      ['200 in 80 ms', 80],
+    ]);
+  });
+
   it('writes one debug line per attempt in the same words', async () => {
     const fetch = vi.fn<FetchLike>(async () => json({ id: 7, name: 'Fern' }, 200, { 'x-request-id': 'req-2' }));
     const { logger, lines } = recorder();

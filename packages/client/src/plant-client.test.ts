@@ -823,3 +823,58 @@ describe('every method', () => {
     }
   });
 });
+
+describe('what refusing an option says', () => {
+  it('names timeoutMs and maxRetries and what they take', async () => {
+    const fetch = answering(() => json({ name: 'Fern' }));
+    expect(() => clientWith(fetch, { timeoutMs: 0 })).toThrow(
+      new RangeError('timeoutMs must be a positive number of milliseconds or Infinity.'),
+    );
+    expect(() => clientWith(fetch, { maxRetries: -1 })).toThrow(
+      new RangeError('maxRetries must be a whole number, 0 or more.'),
+    );
+  });
+
+  it('says why no option or call may set Authorization', async () => {
+    const fetch = answering(() => json({ name: 'Fern' }));
+    expect(() =>
+      createPlantClient({ baseUrl: BASE_URL, token: TOKEN, fetch, defaultHeaders: { authorization: 'Bearer x' } }),
+    ).toThrow(new RangeError('defaultHeaders cannot set Authorization: it comes from the token option.'));
+    const error = await rejection(clientWith(fetch).getPlant(7, { headers: { Authorization: 'Bearer x' } }));
+    expect(error).toMatchObject({
+      name: 'PlantClientError',
+      message: "Authorization is set from the client's token; a request cannot set it in its headers.",
+    });
+  });
+});
+
+describe('ids that are not whole numbers', () => {
+  it('sends them for the API to refuse, rather than calling them unsafe', async () => {
+    const fetch = answering(() => json({ error: 400, message: 'id: must be an integer' }, 400));
+    const error = await rejection(clientWith(fetch).getPlant(1.5));
+    expect(error).toMatchObject({ status: 400, message: 'id: must be an integer' });
+    expect(onlyCall(fetch).url).toBe('https://plants.example.com/plants/1.5');
+  });
+});
+
+describe('deletes after a lost answer', () => {
+  it.each([
+    ['deletePlant', (client: ReturnType<typeof clientWith>) => client.deletePlant(7, { maxRetries: 1 })],
+    ['deleteWebhook', (client: ReturnType<typeof clientWith>) => client.deleteWebhook('ep_1', { maxRetries: 1 })],
+  ])('%s still throws an error other than 404 that the retry answers', async (_, send) => {
+    vi.useFakeTimers();
+    try {
+      const answers = [
+        () => Promise.reject(new TypeError('socket hang up')),
+        async () => json({ error: 409, message: 'Busy with another change.' }, 409),
+      ];
+      const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+      const settled = rejection(send(clientWith(fetch)));
+      await vi.runAllTimersAsync();
+      expect(ConflictError.isInstance(await settled)).toBe(true);
+      expect(fetch).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

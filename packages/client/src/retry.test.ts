@@ -98,6 +98,7 @@ describe('sleep', () => {
     controller.abort('stop');
     await expect(pending).rejects.toMatchObject({ name: 'PlantAbortError', cause: 'stop' });
     expect(vi.getTimerCount()).toBe(0);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
 
