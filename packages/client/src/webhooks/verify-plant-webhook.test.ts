@@ -177,6 +177,7 @@ describe('verifyPlantWebhook', () => {
   it('recognises only its own errors by isInstance', () => {
     expect(PlantWebhookVerificationError.isInstance(new Error('x'))).toBe(false);
     expect(PlantWebhookVerificationError.isInstance(null)).toBe(false);
+    expect(PlantWebhookVerificationError.isInstance(undefined)).toBe(false);
     expect(PlantWebhookVerificationError.isInstance({})).toBe(false);
     expect(PlantWebhookVerificationError.isInstance('PlantWebhookVerificationError')).toBe(false);
   });
