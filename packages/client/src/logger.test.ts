@@ -137,6 +137,8 @@ describe('logger and logLevel', () => {
     ];
     const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
     const { logger, lines } = recorder();
+    // Not at the clock's zero, where adding the start time would change nothing.
+    await vi.advanceTimersByTimeAsync(1000);
     const pending = debugClient(fetch, logger).getPlant(7);
     await vi.runAllTimersAsync();
     await pending;
