@@ -86,4 +86,45 @@ describe('createDeadlines', () => {
     deadlines.remove(third);
     expect(heldOpen()).toBe(before);
   });
+
+  it('holds nothing open once every deadline has expired', async () => {
+    const before = heldOpen();
+    const deadlines = createDeadlines();
+    await new Promise<void>((resolve) => {
+      deadlines.add(1, () => {});
+      deadlines.add(5, resolve);
+    });
+    expect(heldOpen()).toBe(before);
+  });
+
+  it('keeps holding the process open while a deadline is pending, whatever else is removed', async () => {
+    const before = heldOpen();
+    const deadlines = createDeadlines();
+    const pending = deadlines.add(60_000, () => {});
+    const expired = await new Promise<ReturnType<typeof deadlines.add>>((resolve) => {
+      const deadline = deadlines.add(1, () => resolve(deadline));
+    });
+    deadlines.remove(expired);
+    expect(heldOpen()).toBe(before + 1);
+    deadlines.remove(pending);
+    expect(heldOpen()).toBe(before);
+  });
+
+  it('works with timers that are numbers, as in browsers, which have nothing to hold open', async () => {
+    vi.useFakeTimers();
+    const timers = new Map<number, ReturnType<typeof setTimeout>>();
+    const [set, clear] = [globalThis.setTimeout, globalThis.clearTimeout];
+    vi.stubGlobal('setTimeout', (run: () => void, ms: number) => timers.set(timers.size + 1, set(run, ms)).size);
+    vi.stubGlobal('clearTimeout', (id: number | undefined) => clear(id === undefined ? id : timers.get(id)));
+    try {
+      const deadlines = createDeadlines();
+      const expired = vi.fn();
+      deadlines.remove(deadlines.add(1000, () => {}));
+      deadlines.add(2000, expired);
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(expired).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
 });

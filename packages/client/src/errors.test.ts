@@ -24,6 +24,7 @@ const allClasses = [
   errors.PlantApiError,
   errors.PlantConnectionError,
   errors.PlantTimeoutError,
+  errors.PlantAbortError,
   ...new Set(statusClasses.map(([, Class]) => Class)),
 ];
 
@@ -59,6 +60,7 @@ describe('isInstance', () => {
   it.each([
     [new errors.PlantConnectionError('x'), errors.PlantConnectionError],
     [new errors.PlantTimeoutError('x'), errors.PlantTimeoutError],
+    [new errors.PlantAbortError('x'), errors.PlantAbortError],
     [new errors.PlantClientError('x'), errors.PlantClientError],
   ])('recognises %o as its class and PlantClientError only', (error, Class) => {
     for (const Other of allClasses) {

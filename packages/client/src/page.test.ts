@@ -37,7 +37,9 @@ describe('listPlants pages', () => {
     const third = await second.getNextPage();
     expect([second.data, third.data]).toStrictEqual([plants.slice(2, 4), plants.slice(4)]);
     expect([third.hasNextPage(), third.nextCursor]).toStrictEqual([false, undefined]);
-    await expect(third.getNextPage()).rejects.toThrow(PlantClientError);
+    await expect(third.getNextPage()).rejects.toThrow(
+      new PlantClientError('This is the last page: check hasNextPage() first.'),
+    );
     expect(fetch).toHaveBeenCalledTimes(3);
   });
 
@@ -101,6 +103,15 @@ describe('withResponse', () => {
     ]);
   });
 
+  it('runs finally once the call settles, keeping its data or its error', async () => {
+    const done = vi.fn();
+    const found = vi.fn<FetchLike>(async () => json({ id: 7, name: 'Fern' }));
+    await expect(clientWith(found).getPlant(7).finally(done)).resolves.toStrictEqual({ id: 7, name: 'Fern' });
+    const missing = vi.fn<FetchLike>(async () => json({ error: 404, message: 'no plant 7' }, 404));
+    await expect(clientWith(missing).getPlant(7).finally(done)).rejects.toMatchObject({ message: 'no plant 7' });
+    expect(done).toHaveBeenCalledTimes(2);
+  });
+
   it('resolves a delete with no data and the 204 response', async () => {
     const fetch = vi.fn<FetchLike>(async () => new Response(null, { status: 204 }));
     const { data, response } = await clientWith(fetch).deletePlant(7).withResponse();
@@ -124,7 +135,11 @@ describe('aborts and deadlines', () => {
       .getPlant(7, { signal: AbortSignal.timeout(10), maxRetries: 3 })
       .catch((caught: unknown) => caught);
     expect(PlantTimeoutError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ cause: { name: 'TimeoutError' } });
+    expect(error).toMatchObject({
+      name: 'PlantTimeoutError',
+      message: "The request was aborted by its signal's deadline.",
+      cause: { name: 'TimeoutError' },
+    });
   });
 
   it('rejects an abort as a PlantAbortError, a PlantClientError like every failure', async () => {
@@ -132,6 +147,21 @@ describe('aborts and deadlines', () => {
       .getPlant(7, { signal: AbortSignal.abort('navigated away') })
       .catch((caught: unknown) => caught);
     expect(PlantAbortError.isInstance(error) && PlantClientError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ cause: 'navigated away' });
+    expect(error).toMatchObject({
+      name: 'PlantAbortError',
+      message: 'The request was aborted by its signal.',
+      cause: 'navigated away',
+    });
   });
+
+  it.each([null, 'TimeoutError', { name: 'Error' }, class TimeoutError {}])(
+    'rejects an abort for the reason %o as a PlantAbortError',
+    async (reason) => {
+      const error = await clientWith(hanging)
+        .getPlant(7, { signal: AbortSignal.abort(reason) })
+        .catch((caught: unknown) => caught);
+      expect(PlantAbortError.isInstance(error)).toBe(true);
+      expect((error as Error).cause).toBe(reason);
+    },
+  );
 });

@@ -11,7 +11,7 @@ import {
   PlantTimeoutError,
 } from './errors.ts';
 import type { FetchLike } from './fetcher.ts';
-import { createPlantClient } from './plant-client.ts';
+import { createPlantClient, type RequestOptions } from './plant-client.ts';
 import { VERSION } from './version.ts';
 
 const BASE_URL = 'https://plants.example.com';
@@ -686,5 +686,195 @@ describe('webhook management', () => {
       'POST',
       'https://plants.example.com/webhooks/ep_1/deliveries/msg_0123456789abcdef_7/retry',
     ]);
+  });
+  it('GETs the deliveries without a query when no limit is given', async () => {
+    const fetch = answering(() => json([]));
+    expect((await clientWith(fetch).listWebhookDeliveries('ep_1')).data).toStrictEqual([]);
+    expect(onlyCall(fetch).url).toBe('https://plants.example.com/webhooks/ep_1/deliveries');
+  });
+
+  it('resolves deleteWebhook when a retry after a lost answer finds the endpoint already gone, not otherwise', async () => {
+    vi.useFakeTimers();
+    try {
+      const answers = [
+        () => Promise.reject(new TypeError('socket hang up')),
+        async () => json({ error: 404, message: 'No webhook endpoint has id "ep_1".' }, 404),
+      ];
+      const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+      const deleted = clientWith(fetch).deleteWebhook('ep_1');
+      await vi.runAllTimersAsync();
+      await expect(deleted).resolves.toBeUndefined();
+      expect(fetch).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.useRealTimers();
+    }
+    const missing = answering(() => json({ error: 404, message: 'No webhook endpoint has id "ep_1".' }, 404));
+    expect(NotFoundError.isInstance(await rejection(clientWith(missing).deleteWebhook('ep_1')))).toBe(true);
+  });
+});
+
+describe('what a failure says', () => {
+  const endpoint = {
+    id: 'ep_1',
+    url: 'https://hooks.example.com/plants',
+    enabled: true,
+    createdAt: '2026-11-23T23:00:00.000Z',
+  };
+  const calls: [string, number, (client: ReturnType<typeof clientWith>) => Promise<unknown>][] = [
+    ['a Plant', 200, (client) => client.createPlant({ id: 7, name: 'Fern' })],
+    ['a plant', 200, (client) => client.getPlant(7)],
+    ['a list of plants', 200, (client) => client.listPlants()],
+    ['a created webhook endpoint', 201, (client) => client.createWebhook({ url: endpoint.url })],
+    ['a list of webhook endpoints', 200, (client) => client.listWebhooks()],
+    ['a webhook endpoint', 200, (client) => client.getWebhook('ep_1')],
+    ['a list of webhook deliveries', 200, (client) => client.listWebhookDeliveries('ep_1')],
+    ['a webhook endpoint', 200, (client) => client.updateWebhook('ep_1', { enabled: false })],
+    ['a new webhook secret', 200, (client) => client.rotateWebhookSecret('ep_1')],
+    ['a webhook recovery', 202, (client) => client.recoverWebhook('ep_1', { since: '2026-11-23T00:00:00Z' })],
+  ];
+
+  it.each(calls)('names what a success body should have been: %s', async (what, status, send) => {
+    const error = await rejection(send(clientWith(answering(() => json({ unexpected: true }, status)))));
+    expect(PlantClientError.isInstance(error) && !PlantApiError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ message: `The API answered ${status} with a body that is not ${what}.` });
+  });
+
+  it('says HTTP and the status alone for an error answer without a body', async () => {
+    const fetch = answering(() => new Response(null, { status: 502 }));
+    const error = await rejection(clientWith(fetch, { maxRetries: 0 }).getPlant(7));
+    expect(error).toMatchObject({ status: 502, code: 502, message: 'HTTP 502' });
+  });
+
+  it('quotes at most the first 200 characters of an error answer that is not an Error body', async () => {
+    const page = `<p>${'x'.repeat(300)}</p>`;
+    const fetch = answering(() => new Response(page, { status: 502, headers: { 'content-type': 'text/html' } }));
+    const error = await rejection(clientWith(fetch, { maxRetries: 0 }).getPlant(7));
+    expect(error).toMatchObject({ message: `HTTP 502: ${page.slice(0, 200)}` });
+  });
+
+  it('says why an unsafe number id is refused', async () => {
+    const error = await rejection(clientWith(answering(() => json({}))).getPlant(2 ** 60));
+    expect(error).toMatchObject({
+      name: 'PlantClientError',
+      message: 'id 1152921504606847000 is not a safe integer: pass ids beyond ±(2^53 − 1) as bigint.',
+    });
+  });
+
+  it.each([{ pageSize: 2 }, { tag: 'fern' }, { after: 3 }])('refuses a cursor given with %o', async (extra) => {
+    const fetch = answering(() => json([]));
+    const options = { cursor: 'limit=2&after=2', ...extra } as unknown as Parameters<
+      ReturnType<typeof clientWith>['listPlants']
+    >[0];
+    const error = await rejection(clientWith(fetch).listPlants(options));
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error).toMatchObject({
+      message: 'cursor carries the page size, tag and position: give it without pageSize, tag or after.',
+    });
+    expect(fetch).not.toHaveBeenCalled();
+  });
+});
+
+describe('every method', () => {
+  const url = 'https://hooks.example.com/plants';
+  type Send = (client: ReturnType<typeof clientWith>, options?: RequestOptions) => Promise<unknown>;
+  const methods: [string, Send][] = [
+    ['createPlant', (client, options) => client.createPlant({ id: 7, name: 'Fern' }, options)],
+    ['getPlant', (client, options) => client.getPlant(7, options)],
+    ['deletePlant', (client, options) => client.deletePlant(7, options)],
+    ['listPlants', (client, options) => client.listPlants(options)],
+    ['createWebhook', (client, options) => client.createWebhook({ url }, options)],
+    ['listWebhooks', (client, options) => client.listWebhooks(options)],
+    ['getWebhook', (client, options) => client.getWebhook('ep_1', options)],
+    ['deleteWebhook', (client, options) => client.deleteWebhook('ep_1', options)],
+    ['listWebhookDeliveries', (client, options) => client.listWebhookDeliveries('ep_1', options)],
+    ['updateWebhook', (client, options) => client.updateWebhook('ep_1', { enabled: false }, options)],
+    ['rotateWebhookSecret', (client, options) => client.rotateWebhookSecret('ep_1', options)],
+    ['recoverWebhook', (client, options) => client.recoverWebhook('ep_1', { since: '2026-11-23T00:00:00Z' }, options)],
+    ['retryWebhookDelivery', (client, options) => client.retryWebhookDelivery('ep_1', 'msg_1', options)],
+  ];
+
+  it.each(methods)('%s throws the error an Error body answers, with its message', async (_, send) => {
+    const fetch = answering(() => json({ error: 404, message: 'No such thing.' }, 404));
+    const error = await rejection(send(clientWith(fetch)));
+    expect(NotFoundError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ status: 404, message: 'No such thing.' });
+  });
+
+  it.each(methods)("%s sends the call's headers and signal", async (_, send) => {
+    const fetch = answering(() => json({ error: 404, message: 'No such thing.' }, 404));
+    const controller = new AbortController();
+    const client = clientWith(fetch, { timeoutMs: Number.POSITIVE_INFINITY });
+    await rejection(send(client, { headers: { 'x-trace': 'call' }, signal: controller.signal }));
+    const [, init] = fetch.mock.calls[0] ?? [];
+    expect(new Headers(init?.headers).get('x-trace')).toBe('call');
+    expect(init?.signal).toBe(controller.signal);
+  });
+
+  it.each(methods)('%s is sent again after a 503 when the call asks for one retry', async (_, send) => {
+    vi.useFakeTimers();
+    try {
+      const fetch = answering(() => json({ error: 503, message: 'Unavailable.' }, 503));
+      const settled = rejection(send(clientWith(fetch, { maxRetries: 0 }), { maxRetries: 1 }));
+      await vi.runAllTimersAsync();
+      expect(await settled).toMatchObject({ status: 503 });
+      expect(fetch).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('what refusing an option says', () => {
+  it('names timeoutMs and maxRetries and what they take', async () => {
+    const fetch = answering(() => json({ name: 'Fern' }));
+    expect(() => clientWith(fetch, { timeoutMs: 0 })).toThrow(
+      new RangeError('timeoutMs must be a positive number of milliseconds or Infinity.'),
+    );
+    expect(() => clientWith(fetch, { maxRetries: -1 })).toThrow(
+      new RangeError('maxRetries must be a whole number, 0 or more.'),
+    );
+  });
+
+  it('says why no option or call may set Authorization', async () => {
+    const fetch = answering(() => json({ name: 'Fern' }));
+    expect(() =>
+      createPlantClient({ baseUrl: BASE_URL, token: TOKEN, fetch, defaultHeaders: { authorization: 'Bearer x' } }),
+    ).toThrow(new RangeError('defaultHeaders cannot set Authorization: it comes from the token option.'));
+    const error = await rejection(clientWith(fetch).getPlant(7, { headers: { Authorization: 'Bearer x' } }));
+    expect(error).toMatchObject({
+      name: 'PlantClientError',
+      message: "Authorization is set from the client's token; a request cannot set it in its headers.",
+    });
+  });
+});
+
+describe('ids that are not whole numbers', () => {
+  it('sends them for the API to refuse, rather than calling them unsafe', async () => {
+    const fetch = answering(() => json({ error: 400, message: 'id: must be an integer' }, 400));
+    const error = await rejection(clientWith(fetch).getPlant(1.5));
+    expect(error).toMatchObject({ status: 400, message: 'id: must be an integer' });
+    expect(onlyCall(fetch).url).toBe('https://plants.example.com/plants/1.5');
+  });
+});
+
+describe('deletes after a lost answer', () => {
+  it.each([
+    ['deletePlant', (client: ReturnType<typeof clientWith>) => client.deletePlant(7, { maxRetries: 1 })],
+    ['deleteWebhook', (client: ReturnType<typeof clientWith>) => client.deleteWebhook('ep_1', { maxRetries: 1 })],
+  ])('%s still throws an error other than 404 that the retry answers', async (_, send) => {
+    vi.useFakeTimers();
+    try {
+      const answers = [
+        () => Promise.reject(new TypeError('socket hang up')),
+        async () => json({ error: 409, message: 'Busy with another change.' }, 409),
+      ];
+      const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+      const settled = rejection(send(clientWith(fetch)));
+      await vi.runAllTimersAsync();
+      expect(ConflictError.isInstance(await settled)).toBe(true);
+      expect(fetch).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -159,11 +159,11 @@ const idText = (id: number | bigint): string => {
 
 const parseOrThrow = <T>(
   schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
-  body: unknown,
+  answer: { status: number; body: unknown },
   what: string,
 ): T => {
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new PlantClientError(`The API answered 200 with a body that is not ${what}.`);
+  const parsed = schema.safeParse(answer.body);
+  if (!parsed.success) throw new PlantClientError(`The API answered ${answer.status} with a body that is not ${what}.`);
   return parsed.data;
 };
 
@@ -229,14 +229,14 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
         // Safe to retry: creation is idempotent by id, so a replay of a stored plant answers 200 again.
         const answer = await rest.createPlant({ body: newPlant, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(Created, answer.body, 'a Plant'), answer);
+        return withResponseOf(parseOrThrow(Created, answer, 'a Plant'), answer);
       }),
 
     getPlant: (id, options = {}) =>
       call(async () => {
         const answer = await rest.getPlant({ params: { id: idText(id) }, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(Read, answer.body, 'a plant'), answer);
+        return withResponseOf(parseOrThrow(Read, answer, 'a plant'), answer);
       }),
 
     deletePlant: (id, options = {}) =>
@@ -256,7 +256,7 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
         const query = cursor === undefined ? pageQuery(options) : pageQuery({ cursor });
         const answer = await rest.listPlants({ query, ...args });
         if (answer.status !== 200) throw toApiError(answer);
-        const items = parseOrThrow(Page, answer.body, 'a list of plants');
+        const items = parseOrThrow(Page, answer, 'a list of plants');
         return withResponseOf({ items, nextCursor: cursorOf(nextPageQuery(answer.headers.get('link'))) }, answer);
       };
       return requestPage(fetchPage, undefined, options.signal);
@@ -266,21 +266,21 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
       call(async () => {
         const answer = await rest.createWebhook({ body: endpoint, ...callArgs(options, 0) });
         if (answer.status !== 201) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(CreatedEndpoint, answer.body, 'a created webhook endpoint'), answer);
+        return withResponseOf(parseOrThrow(CreatedEndpoint, answer, 'a created webhook endpoint'), answer);
       }),
 
     listWebhooks: (options = {}) =>
       call(async () => {
         const answer = await rest.listWebhooks(callArgs(options));
         if (answer.status !== 200) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(Endpoints, answer.body, 'a list of webhook endpoints'), answer);
+        return withResponseOf(parseOrThrow(Endpoints, answer, 'a list of webhook endpoints'), answer);
       }),
 
     getWebhook: (id, options = {}) =>
       call(async () => {
         const answer = await rest.getWebhook({ params: { id }, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(Endpoint, answer.body, 'a webhook endpoint'), answer);
+        return withResponseOf(parseOrThrow(Endpoint, answer, 'a webhook endpoint'), answer);
       }),
 
     deleteWebhook: (id, options = {}) =>
@@ -297,7 +297,7 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
       const fetchPage = async (): Promise<PageAnswer<WebhookDelivery>> => {
         const answer = await rest.listWebhookDeliveries({ params: { id }, query, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
-        const items = parseOrThrow(Deliveries, answer.body, 'a list of webhook deliveries');
+        const items = parseOrThrow(Deliveries, answer, 'a list of webhook deliveries');
         return withResponseOf({ items, nextCursor: undefined }, answer);
       };
       return requestPage(fetchPage, undefined, options.signal);
@@ -308,14 +308,14 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
         // Safe to retry: the same changes again leave the endpoint as the first attempt did.
         const answer = await rest.updateWebhook({ params: { id }, body: changes, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(Endpoint, answer.body, 'a webhook endpoint'), answer);
+        return withResponseOf(parseOrThrow(Endpoint, answer, 'a webhook endpoint'), answer);
       }),
 
     rotateWebhookSecret: (id, options = {}) =>
       call(async () => {
         const answer = await rest.rotateWebhookSecret({ params: { id }, ...callArgs(options, 0) });
         if (answer.status !== 200) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(Rotated, answer.body, 'a new webhook secret'), answer);
+        return withResponseOf(parseOrThrow(Rotated, answer, 'a new webhook secret'), answer);
       }),
 
     recoverWebhook: (id, { since }, options = {}) =>
@@ -323,7 +323,7 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
         const body = { since: since instanceof Date ? since.toISOString() : since };
         const answer = await rest.recoverWebhook({ params: { id }, body, ...callArgs(options) });
         if (answer.status !== 202) throw toApiError(answer);
-        return withResponseOf(parseOrThrow(Requeued, answer.body, 'a webhook recovery'), answer);
+        return withResponseOf(parseOrThrow(Requeued, answer, 'a webhook recovery'), answer);
       }),
 
     retryWebhookDelivery: (id, deliveryId, options = {}) =>

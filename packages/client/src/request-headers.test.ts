@@ -56,9 +56,27 @@ describe('token', () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
-  it('refuses an empty token from the function', async () => {
+  it('says what a token function threw that is not an Error', async () => {
     const { fetch } = sequence(json(fern));
-    await expect(clientWith(fetch, { token: () => '' }).getPlant(7)).rejects.toThrow(/non-empty string/);
+    const error = await clientWith(fetch, { token: () => Promise.reject('no session') })
+      .getPlant(7)
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ message: 'The token function failed: no session', cause: 'no session' });
+  });
+
+  it.each([
+    ['an empty string', ''],
+    ['a number', 42],
+    ['nothing', undefined],
+  ])('refuses %s from the token function', async (_, token) => {
+    const { fetch } = sequence(json(fern));
+    const error = await clientWith(fetch, { token: () => token as string })
+      .getPlant(7)
+      .catch((caught: unknown) => caught);
+    expect(PlantClientError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({
+      message: 'The token function gave no token: it must give a non-empty string.',
+    });
     expect(fetch).not.toHaveBeenCalled();
   });
 });
@@ -101,6 +119,24 @@ describe('headers', () => {
       'garden-app/2',
     ]);
   });
+
+  it.each(['document', 'WorkerGlobalScope'])(
+    'leaves User-Agent to the browser where %s is defined, sending only the caller’s',
+    async (global) => {
+      vi.stubGlobal(global, {});
+      vi.resetModules();
+      try {
+        const fresh = await import('./plant-client.ts');
+        const { fetch, sent } = sequence(json(fern), json(fern));
+        const options = { baseUrl: 'https://plants.example.com', token: 't', fetch };
+        await fresh.createPlantClient(options).getPlant(7);
+        await fresh.createPlantClient({ ...options, defaultHeaders: { 'User-Agent': 'garden-app/2' } }).getPlant(7);
+        expect(sent().map((headers) => headers.get('user-agent'))).toStrictEqual([null, 'garden-app/2']);
+      } finally {
+        vi.unstubAllGlobals();
+      }
+    },
+  );
 
   it('counts retries in X-Retry-Count: 0 on the first attempt, then 1, 2', async () => {
     vi.useFakeTimers();

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PlantAbortError, PlantConnectionError, PlantTimeoutError } from './errors.ts';
 import { isRetryableStatus, retryAfterMs, retryDelayMs, sleep, withRetries } from './retry.ts';
@@ -35,6 +36,7 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs('Tue, 01 Jan 2030 00:00:05 GMT', NOW)).toBe(5000);
     expect(retryAfterMs('Tue, 01 Jan 2030 01:00:00 GMT', NOW)).toBe(60_000);
     expect(retryAfterMs('Mon, 31 Dec 2029 23:59:00 GMT', NOW)).toBe(0);
+    expect(retryAfterMs('TUE, 01 JAN 2030 00:00:07 GMT', NOW)).toBe(7000);
   });
 
   it.each([null, '', 'soon', '-1', '1.5', '1e3', 'Tue, 99 Foo 2030'])('ignores %j', (header) => {
@@ -74,6 +76,15 @@ describe('retryDelayMs', () => {
 });
 
 describe('sleep', () => {
+  it('resolves after the wait, leaving no listener on the signal', async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const pending = sleep(1000, controller.signal);
+    await vi.advanceTimersByTimeAsync(1000);
+    await expect(pending).resolves.toBeUndefined();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
   it('rejects with a PlantAbortError caused by the reason at once when the signal is already aborted', async () => {
     const reason = new Error('gone');
     const error = await sleep(60_000, AbortSignal.abort(reason)).catch((caught: unknown) => caught);
@@ -87,6 +98,7 @@ describe('sleep', () => {
     controller.abort('stop');
     await expect(pending).rejects.toMatchObject({ name: 'PlantAbortError', cause: 'stop' });
     expect(vi.getTimerCount()).toBe(0);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
 
@@ -159,6 +171,28 @@ describe('withRetries', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     controller.abort('user left');
     await expect(pending).rejects.toMatchObject({ name: 'PlantAbortError', cause: 'user left' });
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('makes no attempt once the signal has aborted', async () => {
+    const attempt = vi.fn(async () => answer(200));
+    const error = await withRetries(attempt, { maxRetries: 2, signal: AbortSignal.abort('gone') }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(PlantAbortError.isInstance(error) && error.cause).toBe('gone');
+    expect(attempt).not.toHaveBeenCalled();
+  });
+
+  it('throws the abort, not the failure, when an attempt fails because the signal aborted', async () => {
+    const controller = new AbortController();
+    const attempt = vi.fn(async () => {
+      controller.abort('gone');
+      throw new PlantConnectionError('aborted');
+    });
+    const error = await withRetries(attempt, { maxRetries: 2, signal: controller.signal }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(PlantAbortError.isInstance(error) && error.cause).toBe('gone');
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 

@@ -177,7 +177,26 @@ describe('verifyPlantWebhook', () => {
   it('recognises only its own errors by isInstance', () => {
     expect(PlantWebhookVerificationError.isInstance(new Error('x'))).toBe(false);
     expect(PlantWebhookVerificationError.isInstance(null)).toBe(false);
+    expect(PlantWebhookVerificationError.isInstance(undefined)).toBe(false);
     expect(PlantWebhookVerificationError.isInstance({})).toBe(false);
     expect(PlantWebhookVerificationError.isInstance('PlantWebhookVerificationError')).toBe(false);
+  });
+
+  it('recognises by isInstance an error from another copy of the package', () => {
+    const foreign = {
+      name: 'PlantWebhookVerificationError',
+      [Symbol.for('@org/plant-client/PlantWebhookVerificationError')]: true,
+    };
+    expect(PlantWebhookVerificationError.isInstance(foreign)).toBe(true);
+    expect(PlantWebhookVerificationError.isInstance({ [Symbol.for('')]: true })).toBe(false);
+  });
+
+  it('refuses a delivery whose signature header is given as undefined, as missing', () => {
+    const body = '{"id":9,"name":"Nine"}';
+    const headers = { ...sign(body), 'webhook-signature': undefined };
+    expect(failure(() => verifyPlantWebhook(secret, body, headers))).toMatchObject({
+      reason: 'headers',
+      message: 'The webhook-id, webhook-timestamp and webhook-signature headers are required.',
+    });
   });
 });
