@@ -39,10 +39,13 @@ const scoreOf = (pkg: string, seconds: number): Score => {
 const percent = ({ detected, survived, noCoverage }: Score): number =>
   (100 * detected) / (detected + survived + noCoverage);
 
+// `pnpm test:mutation -- --incremental` hands the `--` on; Stryker would refuse it as an argument.
+const strykerArgs = process.argv.slice(2).filter((arg, index) => !(index === 0 && arg === '--'));
+
 const scores: Score[] = [];
 for (const pkg of PACKAGES) {
   const started = performance.now();
-  const run = spawnSync('pnpm', ['run', '--silent', 'test:mutation', ...process.argv.slice(2)], {
+  const run = spawnSync('pnpm', ['run', '--silent', 'test:mutation', ...strykerArgs], {
     cwd: join(ROOT, pkg),
     stdio: 'inherit',
   });
