@@ -86,6 +86,12 @@ describe('request validation', () => {
     const message = await expectError(await call('/plants/%zz'), 400);
     expect(message).toBe('The path segment "%zz" is not valid percent-encoding.');
   });
+
+  it('quotes at most 40 characters of a long path segment that is not valid percent-encoding', async () => {
+    const segment = `%zz${'a'.repeat(60)}`;
+    const message = await expectError(await call(`/plants/${segment}`), 400);
+    expect(message).toBe(`The path segment ${JSON.stringify(segment.slice(0, 40))} is not valid percent-encoding.`);
+  });
 });
 
 describe('paths and methods', () => {

@@ -66,6 +66,9 @@ describe('Content-Type', () => {
     'application/json; charset=iso-8859-1',
     'application/json; CHARSET=latin1',
     'application/json; charset="utf-16"',
+    // Only a pair of surrounding quotes is taken off the value, not quotes within it.
+    'application/json; charset=utf"-8',
+    'application/json; charset=u"tf-8"',
   ])('answers %s with 415 naming UTF-8', async (contentType) => {
     const message = await expectError(await post(plant(), { 'content-type': contentType }), 415);
     expect(message).toBe('JSON bodies must be encoded as UTF-8.');
