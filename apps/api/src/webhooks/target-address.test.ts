@@ -172,7 +172,7 @@ describe('refuseTarget', () => {
 
 describe('guardedLookup (connect time)', () => {
   const lookup = (host: string, all: boolean) =>
-    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family?: number }>((resolve) => {
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family: number | undefined }>((resolve) => {
       guardedLookup(host, { all }, (error, address, family) => resolve({ error, address, family }));
     });
 
