@@ -40,6 +40,8 @@ describe('loadConfig', () => {
     expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
     expect(tracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' })).toBe(true);
     expect(tracing({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
+    // One exporter other than none is enough, wherever it stands in the list.
+    expect(tracing({ OTEL_TRACES_EXPORTER: 'none, console' })).toBe(true);
     expect(tracing({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
     expect(tracing({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
     // Settings of the SDK alone ask for nothing.
@@ -233,6 +235,7 @@ describe('loadConfig', () => {
   it('reads the trust proxy setting in Express syntax', () => {
     expect(loadConfig({ PLANT_TRUST_PROXY: 'loopback' }).trustProxy).toEqual(['loopback']);
     expect(loadConfig({ PLANT_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ PLANT_TRUST_PROXY: ' 2 ' }).trustProxy).toBe(2);
     expect(loadConfig({ PLANT_TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8, uniquelocal' }).trustProxy).toEqual([
       '10.0.0.0/8',
       '192.168.1.7',

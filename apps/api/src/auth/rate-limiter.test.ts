@@ -39,4 +39,14 @@ describe('RateLimiter', () => {
     for (let i = 0; i < 10_000; i += 1) limiter.take(`key-${i}`, 0);
     expect(limiter.take('spent', 0)).toBe(1);
   });
+
+  it('judges a bucket full at the sweep by what it earned back since it was last spent', () => {
+    const limiter = new RateLimiter({ perSecond: 0.5, burst: 2 });
+    limiter.take('spent', 1_000);
+    limiter.take('spent', 1_000);
+    // Two seconds later it has earned back one request of two: not full, so the sweep keeps it.
+    for (let i = 0; i < 10_000; i += 1) limiter.take(`key-${i}`, 3_000);
+    expect(limiter.take('spent', 3_000)).toBe(0);
+    expect(limiter.take('spent', 3_000)).toBe(2);
+  });
 });

@@ -1,9 +1,14 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
+import express from 'express';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../testing/expect-error.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
+import { errorHandler } from './error-handler.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 
 /**
@@ -86,6 +91,12 @@ describe('request validation', () => {
     const message = await expectError(await call('/plants/%zz'), 400);
     expect(message).toBe('The path segment "%zz" is not valid percent-encoding.');
   });
+
+  it('quotes at most 40 characters of a long path segment that is not valid percent-encoding', async () => {
+    const segment = `%zz${'a'.repeat(60)}`;
+    const message = await expectError(await call(`/plants/${segment}`), 400);
+    expect(message).toBe(`The path segment ${JSON.stringify(segment.slice(0, 40))} is not valid percent-encoding.`);
+  });
 });
 
 describe('paths and methods', () => {
@@ -147,6 +158,36 @@ describe('store failures', () => {
       );
     } finally {
       await failing.cleanup();
+    }
+  });
+});
+
+describe('a failure after the answer started', () => {
+  // No contract route streams its answer, so a bare app with the handler stands in for one that would.
+  it('cuts the connection instead of answering twice, and logs the error', async () => {
+    const { logger, lines } = capturingLogger();
+    const app = express();
+    app.get('/stream', (_req, res, next) => {
+      res.status(200).type('text/plain').write('the first half');
+      next(new Error('the second half failed'));
+    });
+    app.use(errorHandler(logger));
+    const server = createServer(app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`;
+      // The answer never completes: the client sees it cut, never an error answer appended to it.
+      await expect(fetch(url).then((response) => response.text())).rejects.toThrow();
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          level: 50,
+          msg: 'error after the response started',
+          err: expect.objectContaining({ message: 'the second half failed' }),
+        }),
+      );
+    } finally {
+      server.closeAllConnections();
+      server.close();
     }
   });
 });

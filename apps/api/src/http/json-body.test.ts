@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../testing/expect-error.ts';
+import { httpRequest } from '../testing/http-request.ts';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 
 /**
@@ -35,6 +36,7 @@ describe('Content-Type', () => {
     'application/json; boundary=irrelevant',
     'application/vnd.plant+json',
     'application/merge-patch+json; charset=utf-8',
+    'application/json ; charset = utf-8',
   ])('accepts %s', async (contentType) => {
     expect((await post(plant(), { 'content-type': contentType })).status).toBe(200);
   });
@@ -66,6 +68,9 @@ describe('Content-Type', () => {
     'application/json; charset=iso-8859-1',
     'application/json; CHARSET=latin1',
     'application/json; charset="utf-16"',
+    // Only a pair of surrounding quotes is taken off the value, not quotes within it.
+    'application/json; charset=utf"-8',
+    'application/json; charset=u"tf-8"',
   ])('answers %s with 415 naming UTF-8', async (contentType) => {
     const message = await expectError(await post(plant(), { 'content-type': contentType }), 415);
     expect(message).toBe('JSON bodies must be encoded as UTF-8.');
@@ -76,6 +81,42 @@ describe('the body', () => {
   it('answers a request without a body with 400 saying one is required', async () => {
     const message = await expectError(await post(undefined, { 'content-type': 'application/json' }), 400);
     expect(message).toBe('A JSON request body is required.');
+  });
+
+  // Presence is judged before the media type: a missing body is the first thing to fix.
+  it('answers a request without a body with 400 whatever its Content-Type', async () => {
+    const message = await expectError(await post(undefined, { 'content-type': 'text/plain' }), 400);
+    expect(message).toBe('A JSON request body is required.');
+  });
+
+  it('reads a chunked body, which has no Content-Length', async () => {
+    const body = new ReadableStream({
+      start: (controller) => {
+        controller.enqueue(new TextEncoder().encode(plant()));
+        controller.close();
+      },
+    });
+    expect((await post(body, { 'content-type': 'application/json' })).status).toBe(200);
+  });
+
+  // fetch sends an empty stream with Content-Length: 0; node:http sends it chunked when told to.
+  it('answers an empty chunked body with 400 saying one is required', async () => {
+    const answer = await httpRequest(`${server.url}/plants`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+      },
+      body: '',
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.json()).toStrictEqual({ error: 400, message: 'A JSON request body is required.' });
+  });
+
+  it('parses any top-level JSON value, so that the schema names what was expected', async () => {
+    const message = await expectError(await post('"Fern"', { 'content-type': 'application/json' }), 400);
+    expect(message).toMatch(/^Invalid request body: the top-level value /);
   });
 
   it('answers a chunked body that turns out empty with 400 saying one is required', async () => {

@@ -148,6 +148,12 @@ describe('refuseTarget', () => {
     );
   });
 
+  it('refuses a name the system resolver cannot resolve, with its code', async () => {
+    expect(await refuseTarget('https://nowhere.invalid/', { allowPrivate: false })).toBe(
+      'url host nowhere.invalid cannot be resolved (ENOTFOUND).',
+    );
+  });
+
   it('accepts a public IPv6 address, which carries no IPv4 address to judge', async () => {
     expect(await refuseTarget('https://[2606:4700:4700::1111]/', publicDns)).toBeUndefined();
   });
@@ -166,9 +172,30 @@ describe('refuseTarget', () => {
 
 describe('guardedLookup (connect time)', () => {
   const lookup = (host: string, all: boolean) =>
-    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((resolve) => {
-      guardedLookup(host, { all }, (error, address) => resolve({ error, address }));
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family: number | undefined }>((resolve) => {
+      guardedLookup(host, { all }, (error, address, family) => resolve({ error, address, family }));
     });
+
+  // An IP literal resolves without asking any name server, so the public path needs no network.
+  it('passes a public address on, as one address with its family or as the list', async () => {
+    expect(await lookup('93.184.215.14', false)).toStrictEqual({ error: null, address: '93.184.215.14', family: 4 });
+    expect(await lookup('2606:4700:4700::1111', false)).toStrictEqual({
+      error: null,
+      address: '2606:4700:4700::1111',
+      family: 6,
+    });
+    expect(await lookup('93.184.215.14', true)).toStrictEqual({
+      error: null,
+      address: [{ address: '93.184.215.14', family: 4 }],
+      family: undefined,
+    });
+  });
+
+  // .invalid never resolves (RFC 6761): the resolver answers at once, with or without a network.
+  it('passes a failed resolution on with its code, in both lookup forms', async () => {
+    expect(await lookup('nowhere.invalid', false)).toMatchObject({ error: { code: 'ENOTFOUND' }, address: '' });
+    expect(await lookup('nowhere.invalid', true)).toMatchObject({ error: { code: 'ENOTFOUND' }, address: [] });
+  });
 
   it('refuses a name that resolves to a loopback address, in both lookup forms', async () => {
     for (const all of [false, true]) {
