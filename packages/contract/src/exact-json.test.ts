@@ -40,6 +40,11 @@ describe.each([
     ['0.0', 0],
     ['9007199254740993.0', 9007199254740993n],
     ['9.223372036854775807e18', 9223372036854775807n],
+    // An explicit exponent sign, a negative exponent, and zeros before the digits that count:
+    // the value is the integer all the same, and beyond 2^53 it needs every digit.
+    ['9.007199254740993e+15', 9007199254740993n],
+    ['90071992547409930e-1', 9007199254740993n],
+    ['0.000009007199254740993e21', 9007199254740993n],
   ])('reads %s as the exact integer %s', (text, expected) => {
     expect(parseExactJson(text)).toBe(expected);
   });
@@ -85,6 +90,12 @@ describe.each([
       'a"1': 'x"9007199254740993\\',
       b: [-0.5, 100],
     });
+  });
+});
+
+describe('parseExactJson without source text (Node 20)', () => {
+  it('names the number found where a key belongs, as JSON.parse would', () => {
+    expect(() => parseExactJsonFromMarkedText('{12:2}')).toThrow(/^Unexpected number in JSON: 12$/);
   });
 });
 
