@@ -62,6 +62,9 @@ describe.each([
   it('leaves numbers too large for any int64 as JSON.parse reads them', () => {
     expect(parseExactJson('1e400')).toBe(Number.POSITIVE_INFINITY);
     expect(parseExactJson('-1e400')).toBe(Number.NEGATIVE_INFINITY);
+    // Integers of 20 digits or more: beyond int64 too, so they stay the doubles JSON.parse gives.
+    expect(parseExactJson('[12345678901234567890,1.5]')).toStrictEqual([Number('12345678901234567890'), 1.5]);
+    expect(parseExactJson('-123456789012345678901234')).toBe(Number('-123456789012345678901234'));
   });
 
   it('handles numbers inside objects and arrays', () => {

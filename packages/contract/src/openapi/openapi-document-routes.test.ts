@@ -150,6 +150,15 @@ describe('the OpenAPI document of other route shapes', () => {
     });
   });
 
+  it('calls only a bodyless 2xx "no content"', () => {
+    setRouter({
+      odd: { method: 'GET', path: '/odd', metadata: scope, responses: { 299: c.noBody(), 300: c.noBody() } },
+    });
+    const { responses } = createOpenApiDocument().paths['/odd']?.get ?? {};
+    expect(responses?.['299']?.description).toBe('no content');
+    expect(responses?.['300']?.description).toBe('unexpected error');
+  });
+
   it('takes a null query as none', () => {
     setRouter({
       odd: { method: 'GET', path: '/odd/:id', metadata: scope, query: null, responses: { 200: Plant } } as never,
