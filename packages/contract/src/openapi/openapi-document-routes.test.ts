@@ -172,6 +172,8 @@ describe('the OpenAPI document of other route shapes', () => {
     ['pathParams', { pathParams: z.string() }],
     ['query', { query: z.string().refine(() => true) }],
     ['headers', { headers: { 'X-Trace': 'not a schema' } }],
+    // Not an object at all, though it has no values that are not zod schemas either.
+    ['query', { query: 42 }],
   ])('refuses %s that are not a zod object, naming them', (where, shape) => {
     setRouter({ odd: { method: 'GET', path: '/odd', metadata: scope, ...shape, responses: { 200: Plant } } as never });
     expect(() => createOpenApiDocument()).toThrow(
