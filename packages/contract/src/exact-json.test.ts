@@ -49,6 +49,13 @@ describe.each([
     expect(parseExactJson(text)).toBe(expected);
   });
 
+  it('reads a negative zero as JSON.parse does, however it is written', () => {
+    for (const zero of ['-0', '-0.0', '-0e5', '-0.00E-3']) {
+      expect(parseExactJson(`[${zero},1.5]`), zero).toStrictEqual([-0, 1.5]);
+    }
+    expect(parseExactJson('[0.0,1.5]')).toStrictEqual([0, 1.5]);
+  });
+
   it('keeps fractions as they are', () => {
     expect(parseExactJson('1.5')).toBe(1.5);
     expect(parseExactJson('-0.25')).toBe(-0.25);
