@@ -40,8 +40,20 @@ describe.each([
     ['0.0', 0],
     ['9007199254740993.0', 9007199254740993n],
     ['9.223372036854775807e18', 9223372036854775807n],
+    // An explicit exponent sign, a negative exponent, and zeros before the digits that count:
+    // the value is the integer all the same, and beyond 2^53 it needs every digit.
+    ['9.007199254740993e+15', 9007199254740993n],
+    ['90071992547409930e-1', 9007199254740993n],
+    ['0.000009007199254740993e21', 9007199254740993n],
   ])('reads %s as the exact integer %s', (text, expected) => {
     expect(parseExactJson(text)).toBe(expected);
+  });
+
+  it('reads a negative zero as JSON.parse does, however it is written', () => {
+    for (const zero of ['-0', '-0.0', '-0e5', '-0.00E-3']) {
+      expect(parseExactJson(`[${zero},1.5]`), zero).toStrictEqual([-0, 1.5]);
+    }
+    expect(parseExactJson('[0.0,1.5]')).toStrictEqual([0, 1.5]);
   });
 
   it('keeps fractions as they are', () => {
@@ -57,6 +69,9 @@ describe.each([
   it('leaves numbers too large for any int64 as JSON.parse reads them', () => {
     expect(parseExactJson('1e400')).toBe(Number.POSITIVE_INFINITY);
     expect(parseExactJson('-1e400')).toBe(Number.NEGATIVE_INFINITY);
+    // Integers of 20 digits or more: beyond int64 too, so they stay the doubles JSON.parse gives.
+    expect(parseExactJson('[12345678901234567890,1.5]')).toStrictEqual([Number('12345678901234567890'), 1.5]);
+    expect(parseExactJson('-123456789012345678901234')).toBe(Number('-123456789012345678901234'));
   });
 
   it('handles numbers inside objects and arrays', () => {
@@ -85,6 +100,12 @@ describe.each([
       'a"1': 'x"9007199254740993\\',
       b: [-0.5, 100],
     });
+  });
+});
+
+describe('parseExactJson without source text (Node 20)', () => {
+  it('names the number found where a key belongs, as JSON.parse would', () => {
+    expect(() => parseExactJsonFromMarkedText('{12:2}')).toThrow(/^Unexpected number in JSON: 12$/);
   });
 });
 

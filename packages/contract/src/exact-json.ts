@@ -39,7 +39,8 @@ export const exactNumber = (source: string, parsed: number): number | bigint => 
     digits = digits.slice(0, -1);
     exponent += 1;
   }
-  if (digits === '') return 0;
+  // Zero, which JSON.parse reads exactly, -0 included.
+  if (digits === '') return parsed;
   if (exponent < 0) return Number.isInteger(parsed) ? Number.NaN : parsed;
   if (digits.length + exponent > MAX_EXACT_DIGITS) return parsed;
   return fromExactInteger(sign + digits + '0'.repeat(exponent));

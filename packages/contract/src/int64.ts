@@ -9,7 +9,8 @@ const RANGE_MESSAGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}`;
 export const isInt64 = (value: unknown): value is number | bigint => {
   if (typeof value === 'bigint') return value >= INT64_MIN && value <= INT64_MAX;
   // Numbers beyond 2^53 may already have been rounded, so they cannot stand for an exact id.
-  return typeof value === 'number' && Number.isSafeInteger(value);
+  // Number.isSafeInteger is false for anything that is not a number.
+  return Number.isSafeInteger(value);
 };
 
 const UNSAFE_MESSAGE = 'must be a bigint when beyond ±(2^53 − 1), so that it stays exact';

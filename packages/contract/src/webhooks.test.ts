@@ -19,6 +19,18 @@ describe('webhook request bodies', () => {
     [NewWebhookEndpoint, 'a list', [' must be a JSON object']],
     [NewWebhookEndpoint, {}, ['url is required']],
     [NewWebhookEndpoint, { url: 5 }, ['url must be a string']],
+    [NewWebhookEndpoint, undefined, [' is required']],
+    [
+      NewWebhookEndpoint,
+      { url: 'https://hooks.example.com/a b' },
+      ['url must not contain whitespace or control characters'],
+    ],
+    [NewWebhookEndpoint, { url: 'hooks.example.com/plants' }, ['url must be an absolute URL']],
+    [
+      NewWebhookEndpoint,
+      { url: 'https://hooks.example.com', description: 'Inventory\nsync' },
+      ['description must not contain control characters'],
+    ],
     [NewWebhookEndpoint, { url: 'https://hooks.example.com', description: 5 }, ['description must be a string']],
     [WebhookEndpointChanges, {}, [' must have at least one of url, description and enabled']],
     [WebhookEndpointChanges, { enabled: 'yes' }, ['enabled must be true or false']],
@@ -50,6 +62,11 @@ describe('webhook answers', () => {
 
   it('describes a created endpoint with its secret', () => {
     expect(CreatedWebhookEndpoint.safeParse(endpoint).success).toBe(true);
+  });
+
+  it('takes times with an offset, as RFC 3339 allows', () => {
+    const createdAt = '2026-11-24T11:00:00.000+01:00';
+    expect(CreatedWebhookEndpoint.parse({ ...endpoint, createdAt }).createdAt).toBe(createdAt);
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { z as z4 } from 'zod/v4';
 import { maxCharacters } from '../characters.ts';
 import { sameSchema, toJsonSchema } from './json-schema.ts';
 
@@ -80,7 +81,8 @@ describe('toJsonSchema', () => {
       minItems: 2,
       maxItems: 2,
     });
-    expect(toJsonSchema(z.string().array())).toEqual({ type: 'array', items: { type: 'string' } });
+    // Strict: an unbounded array has no minItems or maxItems key at all, not one set to undefined.
+    expect(toJsonSchema(z.string().array())).toStrictEqual({ type: 'array', items: { type: 'string' } });
     expect(toJsonSchema(z.discriminatedUnion('k', [z.object({ k: z.literal('a') })]))).toEqual({
       anyOf: [{ type: 'object', properties: { k: { const: 'a' } }, required: ['k'] }],
     });
@@ -158,6 +160,10 @@ describe('toJsonSchema', () => {
     ['a type with no JSON form', z.date(), /ZodDate/],
     ['a lazy schema', z.lazy(() => z.string()), /ZodLazy/],
     ['a string check it does not know', z.string().ip(), /string check "ip"/],
+    // A check of a later zod version, made by hand.
+    // A zod 4 schema: its definition has no typeName.
+    ['a schema of another zod version', z4.string() as never, /the zod type \(unknown\)/],
+    ['a number check it does not know', z.number()._addCheck({ kind: 'prime' } as never), /number check "prime"/],
     ['a case-insensitive pattern', z.string().regex(/^a$/i), /regex flags/],
   ])('refuses %s instead of writing a wrong schema', (_, schema, message) => {
     expect(() => toJsonSchema(schema)).toThrow(message);
