@@ -82,6 +82,8 @@ const measure = async (mode: Mode, count: number) => {
   });
   const server = createHttpServer(app, { ...SERVER_DEFAULTS, headersTimeoutMs: 600_000, requestTimeoutMs: 600_000 });
   const admission = admitRequests(server, {
+    // Every request read at once: what each costs in flight is the measure.
+    maxActive: 0,
     maxInFlight: 1e6,
     maxConnections: 1e6,
     maxEventLoopDelayMs: 0,

@@ -20,7 +20,7 @@ describe('loadConfig', () => {
         requestTimeoutMs: 30_000,
         keepAliveTimeoutMs: 5_000,
       },
-      admission: { maxInFlight: 1_024, maxConnections: 10_000, maxEventLoopDelayMs: 500 },
+      admission: { maxActive: 128, maxInFlight: 1_024, maxConnections: 10_000, maxEventLoopDelayMs: 500 },
       webhooks: {
         timeoutMs: 15_000,
         retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -56,9 +56,15 @@ describe('loadConfig', () => {
 
   it('reads the admission bounds; 0 turns the event-loop bound off', () => {
     expect(
-      loadConfig({ PLANT_MAX_IN_FLIGHT: '64', PLANT_MAX_CONNECTIONS: '256', PLANT_MAX_EVENT_LOOP_DELAY_MS: '0' })
-        .admission,
-    ).toStrictEqual({ maxInFlight: 64, maxConnections: 256, maxEventLoopDelayMs: 0 });
+      loadConfig({
+        PLANT_MAX_ACTIVE: '32',
+        PLANT_MAX_IN_FLIGHT: '64',
+        PLANT_MAX_CONNECTIONS: '256',
+        PLANT_MAX_EVENT_LOOP_DELAY_MS: '0',
+      }).admission,
+    ).toStrictEqual({ maxActive: 32, maxInFlight: 64, maxConnections: 256, maxEventLoopDelayMs: 0 });
+    // 0: every connection is read at once, as before the bound existed.
+    expect(loadConfig({ PLANT_MAX_ACTIVE: '0' }).admission.maxActive).toBe(0);
   });
 
   it('reads the webhook settings', () => {
@@ -373,6 +379,7 @@ describe('loadConfig', () => {
     [{ PLANT_SHUTDOWN_GRACE_MS: '1.5' }, /^Invalid configuration: PLANT_SHUTDOWN_GRACE_MS must be a whole number/],
     [{ PLANT_SHUTDOWN_DRAIN_MS: '-1' }, /^Invalid configuration: PLANT_SHUTDOWN_DRAIN_MS must be a whole number/],
     [{ PLANT_DB_MIGRATE: 'no' }, 'Invalid configuration: PLANT_DB_MIGRATE must be true or false.'],
+    [{ PLANT_MAX_ACTIVE: '-1' }, 'Invalid configuration: PLANT_MAX_ACTIVE must be a whole number from 0 to 1000000.'],
     [
       { PLANT_MAX_IN_FLIGHT: '0' },
       'Invalid configuration: PLANT_MAX_IN_FLIGHT must be a whole number from 1 to 1000000.',

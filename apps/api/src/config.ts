@@ -196,6 +196,7 @@ const Env = z.object({
   PLANT_HTTP_HEADERS_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.headersTimeoutMs),
   PLANT_HTTP_REQUEST_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.requestTimeoutMs),
   PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.keepAliveTimeoutMs),
+  PLANT_MAX_ACTIVE: wholeNumber(ADMISSION_DEFAULTS.maxActive, 0, 1_000_000),
   PLANT_MAX_IN_FLIGHT: wholeNumber(ADMISSION_DEFAULTS.maxInFlight, 1, 1_000_000),
   PLANT_MAX_CONNECTIONS: wholeNumber(ADMISSION_DEFAULTS.maxConnections, 1, 1_000_000),
   PLANT_MAX_EVENT_LOOP_DELAY_MS: milliseconds(ADMISSION_DEFAULTS.maxEventLoopDelayMs, 0, 60_000),
@@ -389,6 +390,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       keepAliveTimeoutMs: vars.PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
     },
     admission: {
+      maxActive: vars.PLANT_MAX_ACTIVE,
       maxInFlight: vars.PLANT_MAX_IN_FLIGHT,
       maxConnections: vars.PLANT_MAX_CONNECTIONS,
       maxEventLoopDelayMs: vars.PLANT_MAX_EVENT_LOOP_DELAY_MS,

@@ -187,6 +187,8 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   const shutdown = async (signal: NodeJS.Signals) => {
     if (draining) return hurry.abort();
     draining = true;
+    // Connections held back have requests waiting unread: read them, to be answered with the drain's Connection: close.
+    admission.readAll();
     const { shutdownDrainMs: drainMs, shutdownGraceMs: graceMs } = config.server;
     logger.info({ signal, drainMs, graceMs }, 'shutting down');
     const outcome = await shutdownGracefully(server, {

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { Agent, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -72,6 +72,7 @@ const start = async (limits: Partial<AdmissionLimits>, corsOrigins?: readonly st
   });
   const server: Server = createHttpServer(app, SERVER_DEFAULTS);
   const admission: Admission = admitRequests(server, {
+    maxActive: 0,
     maxInFlight: 1_000,
     maxConnections: 1_000,
     maxEventLoopDelayMs: 0,
@@ -247,5 +248,73 @@ describe('admission control', () => {
       answer = await read();
     }
     expect(answer.status).toBe(404);
+  });
+});
+
+describe('holding connections back past maxActive', () => {
+  it('leaves a connection unread while the active requests are at the bound, then serves it when one finishes', async () => {
+    const { url, store, gate, admission } = await start({ maxActive: 2 });
+    const first = [1n, 2n].map((id) => postPlant(url, TOKEN, { id, name: 'Active' }, { agent: false }));
+    await until(() => gate.waiting.length === 2);
+
+    const third = postPlant(url, TOKEN, { id: 3n, name: 'Waited' }, { agent: false });
+    await until(() => admission.waiting === 1);
+    // Not read: neither in flight nor shed, and nothing of it reached the store.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(admission.inFlight).toBe(2);
+    expect(gate.waiting.length).toBe(2);
+
+    gate.open();
+    for (const answer of [...(await Promise.all(first)), await third]) expect(answer.status).toBe(200);
+    expect(admission.waiting).toBe(0);
+    expect(await store.get(3n)).toStrictEqual({ id: 3n, name: 'Waited' });
+  });
+
+  it('holds a kept-alive connection after its answer, its next request unread until a request finishes', async () => {
+    const { url, gate, admission } = await start({ maxActive: 1 });
+    const active = postPlant(url, TOKEN, { id: 1n, name: 'Active' }, { agent: false });
+    await until(() => gate.waiting.length === 1);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(() => agent.destroy());
+    // Held when it connects, read after half a second, answered, and held again after its answer.
+    expect((await httpRequest(`${url}/healthz`, { agent })).status).toBe(200);
+    expect(admission.waiting).toBe(1);
+
+    const waited = postPlant(url, TOKEN, { id: 2n, name: 'Waited' }, { agent });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(admission.inFlight).toBe(1);
+    gate.open();
+    expect((await active).status).toBe(200);
+    expect((await waited).status).toBe(200);
+  });
+
+  it('reads a connection held for half a second, so that past the in-flight bound its client gets a 503', async () => {
+    const { url, gate, admission } = await start({ maxActive: 1, maxInFlight: 1 });
+    const active = postPlant(url, TOKEN, { id: 1n, name: 'Active' }, { agent: false });
+    await until(() => gate.waiting.length === 1);
+    const started = performance.now();
+    const late = await postPlant(url, TOKEN, { id: 2n, name: 'Late' }, { agent: false });
+    expectShed(late, /PLANT_MAX_IN_FLIGHT/);
+    // Held first: it was not read before the half second had passed.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+    expect(admission.waiting).toBe(0);
+    gate.open();
+    expect((await active).status).toBe(200);
+  });
+
+  it('reads every waiting connection when asked to (the shutdown drain), and holds none from then on', async () => {
+    const { url, gate, admission } = await start({ maxActive: 1 });
+    const active = postPlant(url, TOKEN, { id: 1n, name: 'Active' }, { agent: false });
+    await until(() => gate.waiting.length === 1);
+    const waited = postPlant(url, TOKEN, { id: 2n, name: 'Waited' }, { agent: false });
+    await until(() => admission.waiting === 1);
+
+    admission.readAll();
+    await until(() => gate.waiting.length === 2);
+    const more = postPlant(url, TOKEN, { id: 3n, name: 'More' }, { agent: false });
+    await until(() => gate.waiting.length === 3);
+    expect(admission.waiting).toBe(0);
+    gate.open();
+    for (const answer of await Promise.all([active, waited, more])) expect(answer.status).toBe(200);
   });
 });

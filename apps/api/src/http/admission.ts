@@ -4,6 +4,12 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 
 export type AdmissionLimits = {
+  /**
+   * Requests worked on at once before connections are read no further: past it, a connection that
+   * was answered (or is new) is not read until a request finishes, so its next request waits in the
+   * kernel, costing no heap. 0 reads every connection at once.
+   */
+  maxActive: number;
   /** Requests received and not yet answered, at most; more are shed. */
   maxInFlight: number;
   /**
@@ -17,6 +23,7 @@ export type AdmissionLimits = {
 
 /** Derived from measured costs: see the README's Overload section. */
 export const ADMISSION_DEFAULTS: AdmissionLimits = {
+  maxActive: 128,
   maxInFlight: 1_024,
   maxConnections: 10_000,
   maxEventLoopDelayMs: 500,
@@ -35,6 +42,10 @@ export type AdmissionOptions = AdmissionLimits & {
 export type Admission = {
   readonly inFlight: number;
   readonly connections: number;
+  /** Connections not read for now (see `maxActive`). */
+  readonly waiting: number;
+  /** Reads every connection again and holds none back from now on: for the shutdown's drain. */
+  readAll(): void;
   /** Stops watching the event loop. */
   stop(): void;
 };
@@ -51,6 +62,8 @@ const SAMPLE_MS = 500;
 /** The histogram's timer resolution; every sample includes it, so it is subtracted (as @fastify/under-pressure does). */
 const RESOLUTION_MS = 10;
 const LOG_EVERY_MS = 1_000;
+/** The longest a connection is held back unread (see `maxActive`): half a liveness probe's second. */
+const MAX_WAIT_MS = 500;
 const RETRY_AFTER_SECONDS = '1';
 
 /**
@@ -96,16 +109,66 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
  * so a quarter more than the bound are accepted that way; past that, `server.maxConnections` closes
  * new connections unanswered (counted and logged as shed for `connections` too).
  *
+ * Before any of that, past `maxActive` requests being worked on, connections are not read: one that
+ * was just answered, or is new, waits (its next request in the kernel, costing no heap) until a
+ * request finishes, oldest first, or for half a second at most, after which its request is read and
+ * meets the bounds above. Requests that wait there instead of in the process die young: with
+ * thousands alive at once, most outlived two scavenges and were promoted, and the old space's
+ * collections grew with the connections (the README's Overload section has the measurements).
+ *
  * Installed on the server, around whatever its request listener is, so that it holds for this
  * server only: a listener of its own (metrics, probes) is outside every bound. Install it before
  * `drainConnections`, so that the drain's `Connection: close` covers shed answers too.
  */
 export const admitRequests = (
   server: Server,
-  { maxInFlight, maxConnections, maxEventLoopDelayMs, logger, onShed, corsHeaders }: AdmissionOptions,
+  { maxActive, maxInFlight, maxConnections, maxEventLoopDelayMs, logger, onShed, corsHeaders }: AdmissionOptions,
 ): Admission => {
   let inFlight = 0;
   let connections = 0;
+  let holding = maxActive > 0;
+  /** Connections not being read, oldest first (a Map keeps insertion order), and since when. */
+  const waiting = new Map<Socket, number>();
+  let pumpScheduled = false;
+  let expiry: NodeJS.Timeout | undefined;
+  const readAgain = (socket: Socket) => {
+    waiting.delete(socket);
+    socket.resume();
+  };
+  // Once per turn of the event loop, as many waiting connections are read again as there is room
+  // for; one that has no request yet leaves its room to the next turn's.
+  const pump = () => {
+    pumpScheduled = false;
+    for (let room = maxActive - inFlight; room > 0 && waiting.size > 0; room -= 1) {
+      readAgain(waiting.keys().next().value as Socket);
+    }
+    if (waiting.size > 0 && inFlight < maxActive) schedulePump();
+  };
+  const schedulePump = () => {
+    if (pumpScheduled) return;
+    pumpScheduled = true;
+    setImmediate(pump);
+  };
+  // A connection waits MAX_WAIT_MS at most; then its request is read and meets the other bounds,
+  // so that a service that cannot catch up sheds (503) rather than leaving clients to time out.
+  const expire = () => {
+    const oldest = performance.now() - MAX_WAIT_MS;
+    for (const [socket, since] of waiting) {
+      if (since > oldest) break;
+      readAgain(socket);
+    }
+    if (waiting.size === 0) {
+      clearInterval(expiry);
+      expiry = undefined;
+    }
+  };
+  // Its next request stays in the kernel meanwhile. The hold ends before any idle timeout can close
+  // the connection under a request: Node's keep-alive timer runs a second past keepAliveTimeout.
+  const holdBack = (socket: Socket) => {
+    socket.pause();
+    waiting.set(socket, performance.now());
+    expiry ??= setInterval(expire, MAX_WAIT_MS / 4).unref();
+  };
   let loopBehind = false;
   let loopDelayMs = 0;
   /** Connections accepted over the bound, until they close. */
@@ -115,9 +178,13 @@ export const admitRequests = (
   server.on('connection', (socket: Socket) => {
     connections += 1;
     if (connections > maxConnections) over.add(socket);
+    // On the next tick: Node's own connection listener has just resumed the socket, and that
+    // resume starts reading on the next tick (it would undo a pause made now).
+    else if (holding && (waiting.size > 0 || inFlight >= maxActive)) process.nextTick(holdBack, socket);
     socket.once('close', () => {
       connections -= 1;
       over.delete(socket);
+      waiting.delete(socket);
     });
   });
 
@@ -144,8 +211,9 @@ export const admitRequests = (
         shed: { ...sinceLog },
         inFlight,
         connections,
+        waiting: waiting.size,
         eventLoopDelayMs: Math.round(loopDelayMs),
-        limits: { maxInFlight, maxConnections, maxEventLoopDelayMs },
+        limits: { maxActive, maxInFlight, maxConnections, maxEventLoopDelayMs },
       },
       'shedding requests: the service is overloaded',
     );
@@ -177,9 +245,16 @@ export const admitRequests = (
     logShedding();
   };
 
-  const release = () => {
+  function release(this: ServerResponse) {
     inFlight -= 1;
-  };
+    if (!holding) return;
+    // Detached from the response by now; the request keeps it.
+    const { socket } = this.req;
+    if (!socket.destroyed && !socket.writableEnded && (waiting.size > 0 || inFlight >= maxActive)) {
+      holdBack(socket);
+    }
+    if (waiting.size > 0) schedulePump();
+  }
 
   const listeners = server.listeners('request') as Listener[];
   server.removeAllListeners('request');
@@ -205,8 +280,16 @@ export const admitRequests = (
     get connections() {
       return connections;
     },
+    get waiting() {
+      return waiting.size;
+    },
+    readAll() {
+      holding = false;
+      for (const socket of [...waiting.keys()]) readAgain(socket);
+    },
     stop() {
       clearInterval(sampler);
+      clearInterval(expiry);
       histogram?.disable();
     },
   };
