@@ -12,6 +12,7 @@ import {
 } from './errors.ts';
 import type { FetchLike } from './fetcher.ts';
 import { createPlantClient, type RequestOptions } from './plant-client.ts';
+import { hanging } from './testing/fake-fetch.ts';
 import { VERSION } from './version.ts';
 
 const BASE_URL = 'https://plants.example.com';
@@ -23,16 +24,11 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
 /** A fetch that answers `response` and records what it was asked. */
 const answering = (response: () => Response) => vi.fn<FetchLike>(async () => response());
 
-/** A fetch that never answers: it rejects only when its signal aborts, as the real one does. */
-const hanging = () =>
-  vi.fn<FetchLike>(
-    (_input, init) =>
-      new Promise((_resolve, reject) => {
-        const signal = init.signal as AbortSignal;
-        if (signal.aborted) reject(signal.reason);
-        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      }),
-  );
+/** A fetch whose first answer is lost (the connection drops), then answers `retried`, then 500. */
+const lostThenAnswered = (retried: Response) => {
+  const answers = [() => Promise.reject(new TypeError('socket hang up')), async () => retried];
+  return vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+};
 
 const clientWith = (fetch: FetchLike, options: { baseUrl?: string; timeoutMs?: number; maxRetries?: number } = {}) =>
   createPlantClient({ baseUrl: BASE_URL, token: TOKEN, fetch, ...options });
@@ -588,13 +584,15 @@ describe('retries', () => {
   });
 });
 
+/** A webhook endpoint as the API answers it. */
+const endpoint = {
+  id: 'ep_1',
+  url: 'https://hooks.example.com/plants',
+  enabled: true,
+  createdAt: '2026-11-23T23:00:00.000Z',
+};
+
 describe('webhook management', () => {
-  const endpoint = {
-    id: 'ep_1',
-    url: 'https://hooks.example.com/plants',
-    enabled: true,
-    createdAt: '2026-11-23T23:00:00.000Z',
-  };
   const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
 
   it('POSTs {baseUrl}/webhooks and resolves with the endpoint and its secret', async () => {
@@ -696,11 +694,7 @@ describe('webhook management', () => {
   it('resolves deleteWebhook when a retry after a lost answer finds the endpoint already gone, not otherwise', async () => {
     vi.useFakeTimers();
     try {
-      const answers = [
-        () => Promise.reject(new TypeError('socket hang up')),
-        async () => json({ error: 404, message: 'No webhook endpoint has id "ep_1".' }, 404),
-      ];
-      const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+      const fetch = lostThenAnswered(json({ error: 404, message: 'No webhook endpoint has id "ep_1".' }, 404));
       const deleted = clientWith(fetch).deleteWebhook('ep_1');
       await vi.runAllTimersAsync();
       await expect(deleted).resolves.toBeUndefined();
@@ -714,12 +708,6 @@ describe('webhook management', () => {
 });
 
 describe('what a failure says', () => {
-  const endpoint = {
-    id: 'ep_1',
-    url: 'https://hooks.example.com/plants',
-    enabled: true,
-    createdAt: '2026-11-23T23:00:00.000Z',
-  };
   const calls: [string, number, (client: ReturnType<typeof clientWith>) => Promise<unknown>][] = [
     ['a Plant', 200, (client) => client.createPlant({ id: 7, name: 'Fern' })],
     ['a plant', 200, (client) => client.getPlant(7)],
@@ -864,11 +852,7 @@ describe('deletes after a lost answer', () => {
   ])('%s still throws an error other than 404 that the retry answers', async (_, send) => {
     vi.useFakeTimers();
     try {
-      const answers = [
-        () => Promise.reject(new TypeError('socket hang up')),
-        async () => json({ error: 409, message: 'Busy with another change.' }, 409),
-      ];
-      const fetch = vi.fn<FetchLike>(() => (answers.shift() ?? (async () => json({}, 500)))());
+      const fetch = lostThenAnswered(json({ error: 409, message: 'Busy with another change.' }, 409));
       const settled = rejection(send(clientWith(fetch)));
       await vi.runAllTimersAsync();
       expect(ConflictError.isInstance(await settled)).toBe(true);

@@ -31,21 +31,23 @@ describe('RateLimiter', () => {
     expect(limiter.take('a', 5_000)).toBe(5);
   });
 
+  /** A limiter whose 'spent' key used its burst of 2 at `spentAt`, swept at `sweptAt` by 10,000 other keys. */
+  const sweptAfterSpending = (perSecond: number, spentAt: number, sweptAt: number) => {
+    const limiter = new RateLimiter({ perSecond, burst: 2 });
+    limiter.take('spent', spentAt);
+    limiter.take('spent', spentAt);
+    for (let i = 0; i < 10_000; i += 1) limiter.take(`key-${i}`, sweptAt);
+    return limiter;
+  };
+
   it('forgets only full buckets when it sweeps idle keys: a spent key stays limited', () => {
-    const limiter = new RateLimiter({ perSecond: 1, burst: 2 });
-    limiter.take('spent', 0);
-    limiter.take('spent', 0);
-    // Enough other keys to make the limiter sweep, in the same instant.
-    for (let i = 0; i < 10_000; i += 1) limiter.take(`key-${i}`, 0);
-    expect(limiter.take('spent', 0)).toBe(1);
+    // Swept in the same instant: still spent.
+    expect(sweptAfterSpending(1, 0, 0).take('spent', 0)).toBe(1);
   });
 
   it('judges a bucket full at the sweep by what it earned back since it was last spent', () => {
-    const limiter = new RateLimiter({ perSecond: 0.5, burst: 2 });
-    limiter.take('spent', 1_000);
-    limiter.take('spent', 1_000);
     // Two seconds later it has earned back one request of two: not full, so the sweep keeps it.
-    for (let i = 0; i < 10_000; i += 1) limiter.take(`key-${i}`, 3_000);
+    const limiter = sweptAfterSpending(0.5, 1_000, 3_000);
     expect(limiter.take('spent', 3_000)).toBe(0);
     expect(limiter.take('spent', 3_000)).toBe(2);
   });
