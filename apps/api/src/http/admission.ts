@@ -169,6 +169,8 @@ export const admitRequests = (
     waiting.set(socket, performance.now());
     expiry ??= setInterval(expire, MAX_WAIT_MS / 4).unref();
   };
+  /** Whether a connection answered or new now waits: the active bound is reached, or others wait first. */
+  const mustWait = () => holding && (waiting.size > 0 || inFlight >= maxActive);
   let loopBehind = false;
   let loopDelayMs = 0;
   /** Connections accepted over the bound, until they close. */
@@ -180,7 +182,7 @@ export const admitRequests = (
     if (connections > maxConnections) over.add(socket);
     // On the next tick: Node's own connection listener has just resumed the socket, and that
     // resume starts reading on the next tick (it would undo a pause made now).
-    else if (holding && (waiting.size > 0 || inFlight >= maxActive)) process.nextTick(holdBack, socket);
+    else if (mustWait()) process.nextTick(holdBack, socket);
     socket.once('close', () => {
       connections -= 1;
       over.delete(socket);
@@ -247,11 +249,10 @@ export const admitRequests = (
 
   function release(this: ServerResponse) {
     inFlight -= 1;
-    if (!holding) return;
-    // Detached from the response by now; the request keeps it.
-    const { socket } = this.req;
-    if (!socket.destroyed && !socket.writableEnded && (waiting.size > 0 || inFlight >= maxActive)) {
-      holdBack(socket);
+    if (mustWait()) {
+      // Detached from the response by now; the request keeps it.
+      const { socket } = this.req;
+      if (!socket.destroyed && !socket.writableEnded) holdBack(socket);
     }
     if (waiting.size > 0) schedulePump();
   }

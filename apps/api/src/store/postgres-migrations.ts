@@ -142,19 +142,17 @@ export const migrate = async (client: pg.ClientBase): Promise<number[]> => {
         `The database schema is at version ${current}, newer than this build knows (${postgresMigrations.length}); run a newer release.`,
       );
     }
-    const applied = postgresMigrations.map((_, index) => index + 1).filter((version) => version > current);
+    // Version n is postgresMigrations[n - 1]: the pending ones follow the current version.
+    const applied = postgresMigrations.slice(current).map((sql, index) => ({ sql, version: current + index + 1 }));
     if (applied.length > 0) {
       await client.query(
         applied
-          .map(
-            (version) =>
-              `${postgresMigrations[version - 1]};\nINSERT INTO plant_schema_migrations (version) VALUES (${version})`,
-          )
+          .map(({ sql, version }) => `${sql};\nINSERT INTO plant_schema_migrations (version) VALUES (${version})`)
           .join(';\n'),
       );
     }
     await client.query('COMMIT');
-    return applied;
+    return applied.map(({ version }) => version);
   } catch (error) {
     // A lost connection fails this too; ending the session rolls back and releases the lock anyway.
     await client.query('ROLLBACK').catch(() => {});
