@@ -5,13 +5,16 @@
  * from the server's WAL position. Each server gets a throwaway PostgreSQL database (fsync on); after
  * a warm-up of `--requests` creates the counters are read, the same number is sent again
  * (`--in-flight` at a time, keep-alive, a new id each), and read again. Bounded by count, not time;
- * never part of `pnpm bench`. `--env NAME=VALUE` (repeatable) sets a variable of the server, e.g.
- * PLANT_DB_POOL_SIZE, to compare settings. With `--webhook`, one receiver on loopback (answering
+ * never part of `pnpm bench`. (c), our API on the embedded store, is measured too (its PostgreSQL
+ * figure is the idle cluster's): the CPU that (d) and PostgreSQL together spend per create, against
+ * (c)'s, is what bounds (d)/(c) on a machine whose cores they share with the load.
+ * `--env NAME=VALUE` (repeatable) sets a variable of the server, e.g. PLANT_DB_POOL_SIZE, to compare
+ * settings. With `--webhook`, one receiver on loopback (answering
  * 204) is subscribed first, and the second reading waits until it got every delivery: the figures
  * are then those of a create plus its delivery, all in the one process. `--perf` samples the PostgreSQL processes with Linux
  * `perf` during the measured creates and prints where their CPU goes, by function.
  *
- *   pnpm --filter @org/plant-bench postgres-cost [--server d,g] [--requests 10000] [--in-flight 50] [--env NAME=VALUE] [--webhook] [--perf]
+ *   pnpm --filter @org/plant-bench postgres-cost [--server c,d,g] [--requests 10000] [--in-flight 50] [--env NAME=VALUE] [--webhook] [--perf]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,7 +29,7 @@ import { BENCH_HEADERS, createTargets, sendCreates, startReceiver } from './targ
 
 const { values } = parseArgs({
   options: {
-    server: { type: 'string', default: 'd,g' },
+    server: { type: 'string', default: 'c,d,g' },
     requests: { type: 'string', default: '10000' },
     'in-flight': { type: 'string', default: '50' },
     env: { type: 'string', multiple: true, default: [] },
@@ -85,6 +88,8 @@ const samplePostgres = (file: string) => {
         .join('\n'),
   };
 };
+/** CPU seconds per create, API process and PostgreSQL together, by server. */
+const cpuPerCreate = new Map<ServerKey, number>();
 try {
   for (const target of createTargets(postgres).filter((candidate) => keys.includes(candidate.key))) {
     const dir = mkdtempSync(join(tmpdir(), 'plant-bench-postgres-cost-'));
@@ -128,6 +133,9 @@ try {
         before.postgres === undefined || after.postgres === undefined
           ? 'PostgreSQL CPU unknown (not our server)'
           : `PostgreSQL ${perThousand(after.postgres - before.postgres)} CPU s`;
+      const postgresSeconds =
+        instance.command.env.DATABASE_URL === undefined ? 0 : (after.postgres ?? 0) - (before.postgres ?? 0);
+      cpuPerCreate.set(target.key, (after.api - before.api + postgresSeconds) / count);
       const settings = `${values.webhook ? 'one webhook receiver, ' : ''}${Object.entries(extraEnv)
         .map(([name, value]) => `${name}=${value} `)
         .join('')}`;
@@ -147,6 +155,13 @@ try {
       await instance.cleanup();
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+  const sqlite = cpuPerCreate.get('c');
+  const onPostgres = cpuPerCreate.get('d');
+  if (sqlite !== undefined && onPostgres !== undefined) {
+    console.log(
+      `(d) with PostgreSQL spends ${(onPostgres / sqlite).toFixed(2)}× the CPU per create of (c): on cores that they saturate, (d) makes about ${(sqlite / onPostgres).toFixed(2)}× (c)'s creates/s (nearer 1 by what a load generator on the same cores takes)`,
+    );
   }
 } finally {
   await postgres.close();
