@@ -82,6 +82,8 @@ for (const target of createTargets(postgres).filter((candidate) => keys.includes
   // For the same reason, a kept-alive connection could time out between two of the load's requests
   // (ECONNRESET on a busy machine); its timer is set once per response whatever its length.
   instance.command.env.PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS = '60000';
+  // And the PostgreSQL pool's first connection, made while the service starts, would time out.
+  instance.command.env.PLANT_DB_CONNECT_TIMEOUT_MS = '60000';
   const server = await startServer(instance.command, join(dir, 'server.log'), {
     wrapper: [
       'valgrind',

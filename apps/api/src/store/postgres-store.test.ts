@@ -285,6 +285,42 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(await store.get(2n)).toStrictEqual(stored[1]);
   });
 
+  it('runs one batch statement at a time: the creates that arrive while it runs share the next one', async () => {
+    const { url } = await database();
+    const store = await openStore(url);
+    const blocker = await connect(url);
+    const inserter = await connect(url);
+    // An uncommitted insert of id 1 holds the first batch's statement on its row lock.
+    await blocker.query('BEGIN');
+    await blocker.query("INSERT INTO plants (id, name) VALUES (1, 'Held')");
+    const first = Promise.all([store.create({ id: 1n, name: 'Held' }), store.create({ id: 2n, name: 'First 2' })]);
+    const waitingOnLock = async () => {
+      const { rows } = await inserter.query<{ count: string }>(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      return Number(rows[0]?.count);
+    };
+    while ((await waitingOnLock()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Three turns of the event loop, each with two creates: before, each turn had its own statement.
+    const later: Promise<unknown>[] = [];
+    for (let turn = 0; turn < 3; turn++) {
+      later.push(store.create({ id: BigInt(10 + 2 * turn), name: 'Later' }));
+      later.push(store.create({ id: BigInt(11 + 2 * turn), name: 'Later' }));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await blocker.query('COMMIT');
+    expect((await first).map((outcome) => outcome.outcome)).toStrictEqual(['replayed', 'created']);
+    await Promise.all(later);
+    // Rows inserted by one statement share its transaction id.
+    const { rows } = await inserter.query<{ id: string; xmin: string }>(
+      'SELECT id, xmin::text FROM plants WHERE id >= 2 ORDER BY id',
+    );
+    const laterTransactions = new Set(rows.filter((row) => Number(row.id) >= 10).map((row) => row.xmin));
+    expect(rows).toHaveLength(7);
+    expect(laterTransactions.size).toBe(1);
+    expect(laterTransactions.has(rows[0]?.xmin ?? '')).toBe(false);
+  });
+
   it('refuses to open with one clear line when its role may not create the schema', async () => {
     const { url, name } = await database();
     const admin = await connect(url);
