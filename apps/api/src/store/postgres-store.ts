@@ -336,7 +336,7 @@ export class PostgresPlantStore implements PlantStore {
   async #create(plant: StoredPlant, traceparent: string | null): Promise<CreateOutcome> {
     const values = [plant.id.toString(), plant.name, plant.tag ?? null, traceparent];
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
-      // The first attempt shares a statement with the other creates of this turn; a plant that
+      // The first attempt shares a statement with the other creates of its batch; a plant that
       // changed concurrently is looked at again on its own.
       const row =
         attempt === 0
