@@ -176,6 +176,13 @@ export const admitRequests = (
   /** Connections accepted over the bound, until they close. */
   const over = new Set<Socket>();
 
+  // One listener for every socket, rather than a closure (and `once`'s wrapper) for each: an open
+  // connection's heap is what PLANT_MAX_CONNECTIONS multiplies. A socket closes once.
+  function forget(this: Socket) {
+    connections -= 1;
+    over.delete(this);
+    waiting.delete(this);
+  }
   server.maxConnections = hardConnectionLimit(maxConnections);
   server.on('connection', (socket: Socket) => {
     connections += 1;
@@ -183,11 +190,7 @@ export const admitRequests = (
     // On the next tick: Node's own connection listener has just resumed the socket, and that
     // resume starts reading on the next tick (it would undo a pause made now).
     else if (mustWait()) process.nextTick(holdBack, socket);
-    socket.once('close', () => {
-      connections -= 1;
-      over.delete(socket);
-      waiting.delete(socket);
-    });
+    socket.on('close', forget);
   });
 
   let histogram: ReturnType<typeof monitorEventLoopDelay> | undefined;

@@ -31,10 +31,14 @@ export const drainConnections = (server: Server): ConnectionDrain => {
   // connection too. Not their latest responses: an idle keep-alive connection would keep its last
   // request and response alive (6 KiB of heap each, measured), and each request would pay a write.
   const open = new Set<Socket>();
+  // One listener for every socket, not a closure for each (see admission.ts).
+  function forget(this: Socket) {
+    open.delete(this);
+  }
   server.on('connection', (socket: Socket) => {
     lastConnectionAt = Date.now();
     open.add(socket);
-    socket.once('close', () => open.delete(socket));
+    socket.on('close', forget);
   });
   const listeners = server.listeners('request') as Listener[];
   server.removeAllListeners('request');
