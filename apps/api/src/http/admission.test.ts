@@ -288,6 +288,32 @@ describe('holding connections back past maxActive', () => {
     expect((await waited).status).toBe(200);
   });
 
+  it('reads waiting connections oldest first', async () => {
+    const { url, gate, admission } = await start({ maxActive: 1 });
+    const answered: string[] = [];
+    const active = postPlant(url, TOKEN, { id: 1n, name: 'Active' }, { agent: false });
+    await until(() => gate.waiting.length === 1);
+    const waiter = (id: bigint, name: string) =>
+      postPlant(url, TOKEN, { id, name }, { agent: false }).then((answer) => {
+        answered.push(name);
+        return answer;
+      });
+    const second = waiter(2n, 'second');
+    await until(() => admission.waiting === 1);
+    const third = waiter(3n, 'third');
+    await until(() => admission.waiting === 2);
+
+    // One request finishes: room for one, which goes to the oldest waiting; the other still waits.
+    gate.waiting.shift()?.();
+    expect((await active).status).toBe(200);
+    await until(() => gate.waiting.length === 1);
+    expect(admission.waiting).toBe(1);
+    gate.open();
+    for (const answer of await Promise.all([second, third])) expect(answer.status).toBe(200);
+    expect(answered).toStrictEqual(['second', 'third']);
+    expect(admission.waiting).toBe(0);
+  });
+
   it('reads a connection held for half a second, so that past the in-flight bound its client gets a 503', async () => {
     const { url, gate, admission } = await start({ maxActive: 1, maxInFlight: 1 });
     const active = postPlant(url, TOKEN, { id: 1n, name: 'Active' }, { agent: false });

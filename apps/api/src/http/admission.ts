@@ -127,8 +127,36 @@ export const admitRequests = (
   let inFlight = 0;
   let connections = 0;
   let holding = maxActive > 0;
-  /** Connections not being read, oldest first (a Map keeps insertion order), and since when. */
-  const waiting = new Map<Socket, number>();
+  /** A connection not being read, since when. */
+  type Hold = { socket: Socket; since: number };
+  /** The connections not being read, each with its current hold. */
+  const waiting = new Map<Socket, Hold>();
+  /**
+   * The same holds, oldest first, read from `head`; a hold whose connection was read again or closed
+   * since is passed over there. Not the Map's own order: taking a Map's first key after deleting the
+   * ones before it makes V8 step over every deleted entry (1.3 µs a request at 4,000 connections,
+   * profiled).
+   */
+  let queue: Hold[] = [];
+  let head = 0;
+  /** Takes the oldest current hold off the queue, if it began by `before`. */
+  const takeOldest = (before: number): Hold | undefined => {
+    for (; head < queue.length; head += 1) {
+      const hold = queue[head] as Hold;
+      if (waiting.get(hold.socket) !== hold) continue;
+      if (hold.since > before) return undefined;
+      head += 1;
+      // The part already read is dropped once it is most of the array: copies stay amortized O(1).
+      if (head > 1_024 && head * 2 > queue.length) {
+        queue = queue.slice(head);
+        head = 0;
+      }
+      return hold;
+    }
+    queue = [];
+    head = 0;
+    return undefined;
+  };
   let pumpScheduled = false;
   let expiry: NodeJS.Timeout | undefined;
   const readAgain = (socket: Socket) => {
@@ -139,8 +167,10 @@ export const admitRequests = (
   // for; one that has no request yet leaves its room to the next turn's.
   const pump = () => {
     pumpScheduled = false;
-    for (let room = maxActive - inFlight; room > 0 && waiting.size > 0; room -= 1) {
-      readAgain(waiting.keys().next().value as Socket);
+    for (let room = maxActive - inFlight; room > 0; room -= 1) {
+      const hold = takeOldest(Number.POSITIVE_INFINITY);
+      if (hold === undefined) break;
+      readAgain(hold.socket);
     }
     if (waiting.size > 0 && inFlight < maxActive) schedulePump();
   };
@@ -152,11 +182,8 @@ export const admitRequests = (
   // A connection waits MAX_WAIT_MS at most; then its request is read and meets the other bounds,
   // so that a service that cannot catch up sheds (503) rather than leaving clients to time out.
   const expire = () => {
-    const oldest = performance.now() - MAX_WAIT_MS;
-    for (const [socket, since] of waiting) {
-      if (since > oldest) break;
-      readAgain(socket);
-    }
+    const before = performance.now() - MAX_WAIT_MS;
+    for (let hold = takeOldest(before); hold !== undefined; hold = takeOldest(before)) readAgain(hold.socket);
     if (waiting.size === 0) {
       clearInterval(expiry);
       expiry = undefined;
@@ -166,7 +193,9 @@ export const admitRequests = (
   // the connection under a request: Node's keep-alive timer runs a second past keepAliveTimeout.
   const holdBack = (socket: Socket) => {
     socket.pause();
-    waiting.set(socket, performance.now());
+    const hold = { socket, since: performance.now() };
+    waiting.set(socket, hold);
+    queue.push(hold);
     expiry ??= setInterval(expire, MAX_WAIT_MS / 4).unref();
   };
   /** Whether a connection answered or new now waits: the active bound is reached, or others wait first. */
@@ -290,6 +319,8 @@ export const admitRequests = (
     readAll() {
       holding = false;
       for (const socket of [...waiting.keys()]) readAgain(socket);
+      queue = [];
+      head = 0;
     },
     stop() {
       clearInterval(sampler);
