@@ -9,10 +9,10 @@
  * figure is the idle cluster's): the CPU that (d) and PostgreSQL together spend per create, against
  * (c)'s, is what bounds (d)/(c) on a machine whose cores they share with the load.
  * `--env NAME=VALUE` (repeatable) sets a variable of the server, e.g. PLANT_DB_POOL_SIZE, to compare
- * settings. With `--webhook`, one receiver on loopback (answering
- * 204) is subscribed first, and the second reading waits until it got every delivery: the figures
- * are then those of a create plus its delivery, all in the one process. `--perf` samples the PostgreSQL processes with Linux
- * `perf` during the measured creates and prints where their CPU goes, by function.
+ * settings. With `--webhook`, one receiver on loopback (answering 204) is subscribed first, and the
+ * second reading waits until it got every delivery: the figures are then those of a create plus its
+ * delivery, all in the one process. `--perf` samples the PostgreSQL processes with Linux `perf`
+ * during the measured creates and prints where their CPU goes, by function.
  *
  *   pnpm --filter @org/plant-bench postgres-cost [--server c,d,g] [--requests 10000] [--in-flight 50] [--env NAME=VALUE] [--webhook] [--perf]
  */
@@ -129,13 +129,15 @@ try {
       const after = await reading();
       await sampling?.stop();
       const perThousand = (seconds: number) => ((seconds * 1000) / count).toFixed(3);
-      const cluster =
-        before.postgres === undefined || after.postgres === undefined
-          ? 'PostgreSQL CPU unknown (not our server)'
-          : `PostgreSQL ${perThousand(after.postgres - before.postgres)} CPU s`;
       const postgresSeconds =
-        instance.command.env.DATABASE_URL === undefined ? 0 : (after.postgres ?? 0) - (before.postgres ?? 0);
-      cpuPerCreate.set(target.key, (after.api - before.api + postgresSeconds) / count);
+        before.postgres === undefined || after.postgres === undefined ? undefined : after.postgres - before.postgres;
+      const cluster =
+        postgresSeconds === undefined
+          ? 'PostgreSQL CPU unknown (not our server)'
+          : `PostgreSQL ${perThousand(postgresSeconds)} CPU s`;
+      // A server without a database (c) does not own the cluster's idle CPU.
+      const ownPostgres = instance.command.env.DATABASE_URL === undefined ? 0 : (postgresSeconds ?? 0);
+      cpuPerCreate.set(target.key, (after.api - before.api + ownPostgres) / count);
       const settings = `${values.webhook ? 'one webhook receiver, ' : ''}${Object.entries(extraEnv)
         .map(([name, value]) => `${name}=${value} `)
         .join('')}`;

@@ -125,13 +125,13 @@ const sql = {
            UNION ALL
            SELECT false, false, id, name, tag FROM plants WHERE id = $1 AND NOT EXISTS (SELECT FROM inserted)`,
   // The same for many plants at once: the creates that arrive while the previous batch statement
-  // runs share the next one (and one commit). Rows inserted by this statement are invisible to its second SELECT,
-  // which therefore finds only rows that were there before. That SELECT looks the ids up by the
-  // primary key, and only when some were not inserted: a join with the input let the plan cached
-  // for the named statement (made while the table was small) scan and hash the whole table at every
-  // batch (28 ms a statement at 200k plants, profiled). An event takes its create's traceparent by
-  // position: the ids of one batch are distinct (writes to an id wait for each other, see #inOrder),
-  // and the join is with the batch's arrays, never with the table.
+  // runs share the next one (and one commit). Rows inserted by this statement are invisible to its
+  // second SELECT, which therefore finds only rows that were there before. That SELECT looks the
+  // ids up by the primary key, and only when some were not inserted: a join with the input let the
+  // plan cached for the named statement (made while the table was small) scan and hash the whole
+  // table at every batch (28 ms a statement at 200k plants, profiled). An event takes its create's
+  // traceparent by position: the ids of one batch are distinct (writes to an id wait for each other,
+  // see #inOrder), and the join is with the batch's arrays, never with the table.
   createMany: `WITH inserted AS (
                  INSERT INTO plants (id, name, tag)
                  SELECT * FROM unnest($1::int8[], $2::text[], $3::text[])
