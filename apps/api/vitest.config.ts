@@ -7,6 +7,7 @@ const ON_BOTH_STORES = [
   'src/plants/read-delete-plants.test.ts',
   'src/plants/hostile-input.test.ts',
   'src/auth/bearer-auth.test.ts',
+  'src/webhooks/webhook-ids.test.ts',
 ];
 
 export default defineConfig({

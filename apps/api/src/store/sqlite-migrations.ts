@@ -87,4 +87,47 @@ export const sqliteMigrations: readonly string[] = [
   // restart still joins the create's trace.
   `ALTER TABLE webhook_events ADD COLUMN traceparent TEXT;
    ALTER TABLE webhook_deliveries ADD COLUMN traceparent TEXT`,
+  // A webhook-id is never issued twice: receivers deduplicate on it, and would drop the second
+  // delivery. A plain rowid takes the highest one plus one, so once the newest deliveries were
+  // deleted (their endpoint, or retention emptying the outbox) their seqs came again; AUTOINCREMENT
+  // stays above every seq the table ever held (SQLite keeps the high-water mark in sqlite_sequence).
+  // The seqs issued before this version and deleted since are not known, so the instance is drawn
+  // anew for every delivery to come; the deliveries kept keep their ids under the old instance
+  // (legacy_instance, for seqs up to legacy_upto).
+  `CREATE TABLE webhook_deliveries_autoincrement (
+     seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+     endpoint_id     TEXT NOT NULL,
+     plant_id        INTEGER NOT NULL,
+     name            TEXT NOT NULL,
+     tag             TEXT,
+     status          TEXT NOT NULL DEFAULT 'pending',
+     attempts        INTEGER NOT NULL DEFAULT 0,
+     last_status     INTEGER,
+     last_error      TEXT,
+     next_attempt_at INTEGER,
+     delivered_at    INTEGER,
+     lease_until     INTEGER,
+     lease_token     TEXT,
+     created_at      INTEGER NOT NULL,
+     finished_at     INTEGER,
+     traceparent     TEXT
+   ) STRICT;
+   INSERT INTO webhook_deliveries_autoincrement
+     (seq, endpoint_id, plant_id, name, tag, status, attempts, last_status, last_error, next_attempt_at,
+      delivered_at, lease_until, lease_token, created_at, finished_at, traceparent)
+   SELECT seq, endpoint_id, plant_id, name, tag, status, attempts, last_status, last_error, next_attempt_at,
+          delivered_at, lease_until, lease_token, created_at, finished_at, traceparent
+   FROM webhook_deliveries;
+   DROP TABLE webhook_deliveries;
+   ALTER TABLE webhook_deliveries_autoincrement RENAME TO webhook_deliveries;
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+   CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq);
+   CREATE INDEX webhook_deliveries_failed ON webhook_deliveries (endpoint_id, created_at) WHERE status = 'failed';
+   CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE finished_at IS NOT NULL;
+   ALTER TABLE webhook_settings ADD COLUMN legacy_instance TEXT;
+   ALTER TABLE webhook_settings ADD COLUMN legacy_upto INTEGER NOT NULL DEFAULT 0;
+   UPDATE webhook_settings SET
+     legacy_instance = instance,
+     legacy_upto = coalesce((SELECT max(seq) FROM webhook_deliveries), 0),
+     instance = lower(hex(randomblob(8)))`,
 ];

@@ -204,6 +204,35 @@ describe('SqlitePlantStore', () => {
     await expectOutboxKeptWithoutTraceparent(await openStore());
   });
 
+  it('never issues again a webhook-id issued before seqs were AUTOINCREMENT, and keeps the ids of the deliveries kept', async () => {
+    const autoincrement = sqliteMigrations.findIndex((sql) => sql.includes('AUTOINCREMENT'));
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    for (const sql of sqliteMigrations.slice(0, autoincrement)) db.exec(sql);
+    // msg_00000000000000aa_2 was issued, then deleted: a plain rowid would issue seq 2 again.
+    db.exec(`UPDATE webhook_settings SET instance = '00000000000000aa';
+      INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES ('ep_old', 'https://hooks.example.com/a', 'whsec_a', 1);
+      INSERT INTO webhook_deliveries (seq, endpoint_id, plant_id, name, status, attempts, created_at, finished_at) VALUES
+        (1, 'ep_old', 1, 'Kept', 'failed', 1, 2, 2), (2, 'ep_old', 2, 'Pruned', 'delivered', 1, 2, 2);
+      DELETE FROM webhook_deliveries WHERE seq = 2;
+      PRAGMA user_version = ${autoincrement}`);
+    db.close();
+
+    const store = await openStore();
+    expect((await store.webhooks.listDeliveries('ep_old', 10))?.map((delivery) => delivery.id)).toStrictEqual([
+      'msg_00000000000000aa_1',
+    ]);
+    expect(await store.webhooks.retryDelivery('ep_old', 'msg_00000000000000aa_1')).toBe(true);
+    await store.create({ id: 3n, name: 'New' });
+    const claimed = await store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, inFlight: new Map() });
+    const byPlant = new Map(claimed.map((delivery) => [delivery.plant.id, delivery.id]));
+    expect(byPlant.get(1n)).toBe('msg_00000000000000aa_1');
+    expect(byPlant.get(3n)).toMatch(/^msg_[0-9a-f]{16}_\d+$/);
+    expect(byPlant.get(3n)).not.toMatch(/^msg_00000000000000aa_/);
+    // A retry by the new id reaches the new delivery, not the old one.
+    expect(await store.webhooks.retryDelivery('ep_old', byPlant.get(3n) as string)).toBe(true);
+    expect(await store.webhooks.retryDelivery('ep_old', 'msg_00000000000000aa_3')).toBe(false);
+  });
+
   it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
     const traced = await SqlitePlantStore.open(dataDir, { tracing: fixedTracing });
     await expectTraceparentKept(traced, openStore);

@@ -112,10 +112,19 @@ const webhookStatements = (db: DatabaseSync) => {
   };
   const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
   const endpointColumns = 'id, url, description, enabled, disabled_reason, created_at';
-  const { instance } = db.prepare('SELECT instance FROM webhook_settings').get() as { instance: string };
-  const prefix = `msg_${instance}_`;
+  const settings = db.prepare('SELECT instance, legacy_instance, legacy_upto FROM webhook_settings').get() as {
+    instance: string;
+    legacy_instance: string;
+    legacy_upto: number;
+  };
+  // The deliveries kept from before seqs were AUTOINCREMENT keep the instance they were issued under.
+  const legacyUpTo = BigInt(settings.legacy_upto);
+  /** The instance of the delivery `seq`. */
+  const instanceOf = (seq: bigint): string => (seq <= legacyUpTo ? settings.legacy_instance : settings.instance);
+  const prefix = `msg_${settings.instance}_`;
   /** A delivery's webhook-id: the instance and the sequence number. */
-  const webhookId = (seq: bigint): string => `${prefix}${seq}`;
+  const webhookId = (seq: bigint): string =>
+    seq <= legacyUpTo ? `msg_${settings.legacy_instance}_${seq}` : `${prefix}${seq}`;
   /**
    * Rows with their webhook-id. Set on the row, not spread into a copy: node:sqlite's rows are
    * dictionary objects, which a spread copies slowly.
@@ -127,7 +136,7 @@ const webhookStatements = (db: DatabaseSync) => {
       return withId;
     });
   return {
-    instance,
+    instanceOf,
     webhookId,
     withIds,
     anyEnabled: () => enabled.get() !== undefined,
@@ -355,7 +364,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     },
     retryDelivery: (id, deliveryId, retryNow) => {
       const parsed = parseDeliveryId(deliveryId);
-      if (parsed === undefined || parsed.instance !== webhooks.instance) return false;
+      if (parsed === undefined || parsed.instance !== webhooks.instanceOf(parsed.seq)) return false;
       // A delivery id exists only once its event is fanned out: nothing to fan out first.
       beginWrite();
       return webhooks.retryDelivery.run({ id, seq: parsed.seq, now: retryNow }).changes === 1;
