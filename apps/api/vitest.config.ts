@@ -8,6 +8,7 @@ const ON_BOTH_STORES = [
   'src/plants/hostile-input.test.ts',
   'src/auth/bearer-auth.test.ts',
   'src/webhooks/webhook-ids.test.ts',
+  'src/webhooks/webhook-registration-clock.test.ts',
 ];
 
 export default defineConfig({

@@ -92,8 +92,9 @@ const sql = {
   // An endpoint that has the URL already: nothing is inserted (the unique index, which also settles
   // two replicas registering the same URL at once).
   createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, created_at)
-                   SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM webhook_endpoints) < $6
-                   ON CONFLICT DO NOTHING`,
+                   SELECT $1, $2, $3, $4, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
+                   ON CONFLICT DO NOTHING
+                   RETURNING created_at`,
   urlHolder: 'SELECT id FROM webhook_endpoints WHERE url = $1 AND NOT duplicate_url',
   // Enabling a disabled endpoint forgets why it was disabled and its failing streak, so that its
   // pending deliveries are claimed again and auto-disable counts afresh. The right-hand sides read
@@ -250,10 +251,11 @@ export class PostgresWebhookStore implements WebhookStore {
 
   createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome> {
     return this.#run(async () => {
-      const { id, url, description, secret, createdAt } = endpoint;
-      const values = [id, url, description ?? null, secret, createdAt, max];
-      const { rowCount } = await this.#pool.query(sql.createEndpoint, values);
-      if (rowCount === 1) {
+      const { id, url, description, secret } = endpoint;
+      const values = [id, url, description ?? null, secret, max];
+      const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
+      if (rows[0]) {
+        const createdAt = rows[0].created_at;
         const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
         return { outcome: 'created', endpoint: created };
       }

@@ -29,12 +29,12 @@ export type Operations = {
   /** → true, once the database is closed; always the last operation the store sends. */
   close: { args: []; result: true };
   /**
-   * → true when registered; false when `most` endpoints exist already; else the id of the endpoint
-   * that has the URL (the unique index refused it).
+   * → its createdAt (Unix ms, this thread's clock) when registered; false when `most` endpoints exist
+   * already; else the id of the endpoint that has the URL (the unique index refused it).
    */
   createEndpoint: {
-    args: [id: string, url: string, description: string | null, secret: string, createdAt: number, most: number];
-    result: boolean | string;
+    args: [id: string, url: string, description: string | null, secret: string, most: number];
+    result: number | false | string;
   };
   /**
    * Changes what is not null (`setDescription` 1: the description, null removing it) → the
@@ -114,7 +114,7 @@ export const OPERATIONS = {
   list: { code: 3, arity: 3, writes: false, outbox: false },
   health: { code: 4, arity: 0, writes: false, outbox: false },
   close: { code: 5, arity: 0, writes: false, outbox: true },
-  createEndpoint: { code: 6, arity: 6, writes: true, outbox: false },
+  createEndpoint: { code: 6, arity: 5, writes: true, outbox: false },
   listEndpoints: { code: 7, arity: 0, writes: false, outbox: false },
   getEndpoint: { code: 8, arity: 1, writes: false, outbox: false },
   deleteEndpoint: { code: 9, arity: 2, writes: true, outbox: true },

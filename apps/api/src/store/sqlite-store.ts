@@ -186,11 +186,12 @@ export class SqlitePlantStore implements PlantStore {
   /** Endpoints and the outbox, in the same database and batches as the plants. */
   readonly webhooks: WebhookStore = {
     createEndpoint: (endpoint, max) => {
-      const { id, url, description, secret, createdAt } = endpoint;
+      const { id, url, description, secret } = endpoint;
       return this.#submit(
         undefined,
         (_: undefined, result): CreateEndpointOutcome => {
-          if (result === true) {
+          if (typeof result === 'number') {
+            const createdAt = new Date(result);
             const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
             return { outcome: 'created', endpoint: created };
           }
@@ -202,7 +203,6 @@ export class SqlitePlantStore implements PlantStore {
         url,
         description ?? null,
         secret,
-        createdAt.getTime(),
         max,
       );
     },

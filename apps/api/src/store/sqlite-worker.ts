@@ -331,10 +331,11 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       closing = true;
       return true;
     },
-    createEndpoint: (id, url, description, secret, createdAt, most) => {
+    createEndpoint: (id, url, description, secret, most) => {
       beginWrite();
       endpointsChanged = true;
-      if (webhooks.createEndpoint.run(id, url, description, secret, createdAt, most).changes === 1) return true;
+      // Stamped by the clock that stamps the announcements (see NewStoredEndpoint).
+      if (webhooks.createEndpoint.run(id, url, description, secret, now, most).changes === 1) return now;
       const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
       return holder?.id ?? false;
     },

@@ -42,7 +42,6 @@ const registerEndpoints = async (store: PlantStore): Promise<string[]> => {
         id,
         url: `https://receiver.example.com/${index}`,
         secret: `whsec_${Buffer.alloc(32, index).toString('base64')}`,
-        createdAt: new Date(Date.now() - 60_000),
       },
       ENDPOINTS,
     );

@@ -17,7 +17,12 @@ export type StoredEndpoint = {
   createdAt: Date;
 };
 
-export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled' | 'disabledReason'> & {
+/**
+ * Its createdAt is the store's to stamp, from the clock that stamps the plants' announcements
+ * (PostgreSQL's now(), the embedded store's database thread): an endpoint receives the plants
+ * created since, and a replica whose clock ran ahead of that one would skip the first of them.
+ */
+export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled' | 'disabledReason' | 'createdAt'> & {
   /**
    * As stored: `whsec_…`, or sealed by PLANT_WEBHOOK_SECRETS_KEY (see secret-box.ts). Kept to sign
    * deliveries, never answered again after registration.

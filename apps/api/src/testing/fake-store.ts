@@ -3,9 +3,9 @@ import type { WebhookStore } from '../store/webhook-store.ts';
 
 /** No endpoints, nothing to deliver. */
 const noWebhooks: WebhookStore = {
-  createEndpoint: async ({ id, url, createdAt }) => ({
+  createEndpoint: async ({ id, url }) => ({
     outcome: 'created',
-    endpoint: { id, url, createdAt, enabled: true },
+    endpoint: { id, url, createdAt: new Date(), enabled: true },
   }),
   updateEndpoint: async () => ({ outcome: 'not-found' }),
   rotateSecret: async () => false,

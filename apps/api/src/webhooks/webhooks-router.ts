@@ -136,7 +136,6 @@ export const createWebhooksRouter = (
             url: checked.url,
             ...(body.description !== undefined && { description: body.description }),
             secret: secrets.seal(id, secret),
-            createdAt: new Date(),
           },
           WEBHOOK_ENDPOINTS_MAX,
         );
