@@ -12,7 +12,7 @@ import { requestLogger } from './http/request-logger.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import type { TrustProxy } from './http/trust-proxy.ts';
 import { createMetrics, type Metrics } from './ops/metrics.ts';
-import { opsRoutes } from './ops/ops-routes.ts';
+import { opsRoutes, type Readiness, storeReadiness } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { SecretBox } from './webhooks/secret-box.ts';
@@ -43,6 +43,12 @@ export type AppOptions = {
   metrics?: Metrics;
   /** Whether this app answers GET /metrics (default); false when metrics have a listener of their own. */
   serveMetrics?: boolean;
+  /**
+   * What GET /readyz asks the store; by default `storeReadiness(store)`. A process with another
+   * listener answering /readyz (PLANT_METRICS_PORT) gives both the same, so that the store sees one
+   * query a second in all.
+   */
+  readiness?: Readiness;
   /**
    * True while shutting down: /readyz fails. Closing keep-alive connections is the server's part
    * (`drainConnections`), whatever app it serves.
@@ -87,6 +93,7 @@ export const createApp = ({
   bodyLimit,
   metrics = createMetrics({ processMetrics: false }),
   serveMetrics = true,
+  readiness = storeReadiness(store),
   isDraining = () => false,
   allowPrivateWebhooks = false,
   webhookSecrets,
@@ -112,7 +119,7 @@ export const createApp = ({
     app.use(corsHeaders(corsOrigins, [...new Set([...methodsByPath().values()].flat())]));
   }
   // Before the request log: probes every few seconds from every load balancer would drown it.
-  app.use(opsRoutes({ store, isDraining, logger, ...(serveMetrics && { metrics }) }));
+  app.use(opsRoutes({ readiness, isDraining, logger, ...(serveMetrics && { metrics }) }));
   app.use(requestLogger(logger));
 
   const routes = {

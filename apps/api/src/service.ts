@@ -11,7 +11,7 @@ import { corsAnswerHeaders } from './http/cors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
 import { createMetrics } from './ops/metrics.ts';
-import { createOpsApp } from './ops/ops-routes.ts';
+import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
 import type { OpeningStore } from './store/open-store.ts';
@@ -91,8 +91,11 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   const authenticators: { tokens?: Authenticator; jwt?: Authenticator } = {};
   if (tokens) authenticators.tokens = staticTokens(tokens.hashes);
   if (config.jwt) authenticators.jwt = (await import('./auth/jwt-authenticator.ts')).jwtAuthenticator(config.jwt);
+  // One for both listeners that answer /readyz.
+  const readiness = storeReadiness(store);
   const app = createApp({
     store,
+    readiness,
     authenticate: combineAuthenticators(authenticators),
     rateLimitPerToken: config.rateLimitPerToken,
     authFailuresPerMinute: config.authFailuresPerMinute,
@@ -153,7 +156,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   });
   const opsServer =
     config.metrics &&
-    listenForOps(config.metrics, createOpsApp({ store, metrics, isDraining: () => draining, logger }), logger, {
+    listenForOps(config.metrics, createOpsApp({ readiness, metrics, isDraining: () => draining, logger }), logger, {
       message: 'metrics and probes listening',
       variable: 'PLANT_METRICS_PORT',
     });

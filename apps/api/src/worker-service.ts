@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import type { Config } from './config.ts';
 import { createMetrics } from './ops/metrics.ts';
-import { createOpsApp } from './ops/ops-routes.ts';
+import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps } from './ops/ops-server.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
 import { describeDatabase, PostgresPlantStore } from './store/postgres-store.ts';
@@ -51,10 +51,15 @@ export const startWorkerService = async (config: Config, tracing?: Tracing): Pro
   });
   let draining = false;
   const address = config.metrics ?? { port: config.port, host: config.host };
-  const ops = listenForOps(address, createOpsApp({ store, metrics, isDraining: () => draining, logger }), logger, {
-    message: 'webhook worker listening',
-    variable: config.metrics ? 'PLANT_METRICS_PORT' : 'PORT',
-  });
+  const ops = listenForOps(
+    address,
+    createOpsApp({ readiness: storeReadiness(store), metrics, isDraining: () => draining, logger }),
+    logger,
+    {
+      message: 'webhook worker listening',
+      variable: config.metrics ? 'PLANT_METRICS_PORT' : 'PORT',
+    },
+  );
   ops.once('listening', () => logger.info({ database: describeDatabase(database.url) }, 'delivering webhooks'));
 
   const shutdown = async (signal: NodeJS.Signals) => {

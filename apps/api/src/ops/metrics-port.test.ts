@@ -12,7 +12,7 @@ import { expectError } from '../testing/expect-error.ts';
 import { makeDataDir } from '../testing/test-server.ts';
 import { createWebhookMetrics } from '../webhooks/webhook-metrics.ts';
 import { createMetrics } from './metrics.ts';
-import { createOpsApp } from './ops-routes.ts';
+import { createOpsApp, storeReadiness } from './ops-routes.ts';
 
 const TOKEN = 'metrics-port-token-0123456789';
 
@@ -42,7 +42,7 @@ const start = async ({ serveMetrics }: { serveMetrics: boolean }) => {
   createWebhookMetrics(metrics.registry, counted);
   const logger = pino({ enabled: false });
   const api = createApp({ store, authenticate: staticTokens([hashToken(TOKEN)]), metrics, serveMetrics, logger });
-  const ops = createOpsApp({ store, metrics, isDraining: () => false, logger });
+  const ops = createOpsApp({ readiness: storeReadiness(store), metrics, isDraining: () => false, logger });
   return { api: await listen(api), ops: await listen(ops) };
 };
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
@@ -8,16 +9,38 @@ import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts'
 import { fakeStore } from '../testing/fake-store.ts';
 import { httpRequest, postPlant } from '../testing/http-request.ts';
 import { createMetrics, type MetricsOptions } from './metrics.ts';
-import { READINESS_TIMEOUT_MS } from './ops-routes.ts';
+import { createOpsApp, READINESS_TIMEOUT_MS, storeReadiness } from './ops-routes.ts';
 
 const TOKEN = 'ops-test-token-0123456789abcdef';
 
 let server: Server | undefined;
+const others: Server[] = [];
 afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  for (const closing of [...(server ? [server] : []), ...others.splice(0)]) {
+    closing.closeAllConnections();
+    await new Promise<void>((resolve) => closing.close(() => resolve()));
+  }
   server = undefined;
 });
+
+/** Serves `app` on 127.0.0.1 until the test ends. */
+const listen = async (app: Parameters<typeof createServer>[1]): Promise<string> => {
+  const listening = createServer(app).listen(0, '127.0.0.1');
+  others.push(listening);
+  await new Promise((resolve) => listening.once('listening', resolve));
+  return `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+};
+
+/** A store that counts the health checks it is asked. */
+const countingStore = () => {
+  const counted = { reads: 0 };
+  const store = fakeStore({
+    health: async () => {
+      counted.reads += 1;
+    },
+  });
+  return Object.assign(counted, { store });
+};
 
 const start = async (
   store: PlantStore = fakeStore(),
@@ -95,6 +118,40 @@ describe('GET /readyz', () => {
       { error: 503, message: 'The service is shutting down.' },
     ]);
     expect((await postPlant(url, TOKEN, { id: 1n, name: 'Monstera' })).status).toBe(200);
+  });
+
+  it('asks the store at most once a second however often it is probed, on the API port and the metrics port together', async () => {
+    const counting = countingStore();
+    let clock = 0;
+    const readiness = storeReadiness(counting.store, { now: () => clock });
+    const api = await listen(
+      createApp({ store: counting.store, authenticate: staticTokens([hashToken(TOKEN)]), readiness }),
+    );
+    const logger = pino({ enabled: false });
+    const metrics = createMetrics({ processMetrics: false });
+    const ops = await listen(createOpsApp({ readiness, metrics, isDraining: () => false, logger }));
+    const probe = async (index: number) => (await httpRequest(`${index % 2 === 0 ? api : ops}/readyz`)).status;
+
+    expect(await Promise.all(Array.from({ length: 40 }, (_, index) => probe(index)))).toStrictEqual(
+      Array(40).fill(200),
+    );
+    for (let index = 0; index < 10; index++) expect(await probe(index)).toBe(200);
+    expect(counting.reads).toBe(1);
+    clock = 999;
+    expect([await probe(0), await probe(1)]).toStrictEqual([200, 200]);
+    expect(counting.reads).toBe(1);
+    clock = 1_000;
+    expect([await probe(0), await probe(1)]).toStrictEqual([200, 200]);
+    expect(counting.reads).toBe(2);
+  });
+
+  it('asks the store at most once a second by default', async () => {
+    const counting = countingStore();
+    const url = await start(counting.store);
+    const started = performance.now();
+    for (let index = 0; index < 20; index++) expect((await httpRequest(`${url}/readyz`)).status).toBe(200);
+    // However slow the machine, never more than one read per second begun.
+    expect(counting.reads).toBeLessThanOrEqual(1 + Math.floor((performance.now() - started) / 1_000));
   });
 });
 

@@ -5,12 +5,24 @@ import { sendError } from '../http/http-error.ts';
 import { securityHeaders } from '../http/security-headers.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { Metrics } from './metrics.ts';
+import { throttledRead } from './throttled-read.ts';
 
 /** A readiness probe answers within this, even when the database does not. */
 export const READINESS_TIMEOUT_MS = 2_000;
 
+/** Whether the store answers and is migrated: resolves, or rejects with the cause. */
+export type Readiness = () => Promise<void>;
+
+/**
+ * The store's health, asked at most once a second whoever probes (see throttledRead): every probe
+ * of a load balancer, an orchestrator and anyone on the open port would otherwise be a query each.
+ * One per process, shared by every listener that answers /readyz.
+ */
+export const storeReadiness = (store: PlantStore, options?: Parameters<typeof throttledRead>[1]): Readiness =>
+  throttledRead(() => store.health(), options);
+
 export type OpsRoutesOptions = {
-  store: PlantStore;
+  readiness: Readiness;
   /** Answers GET /metrics when given; left out of the API's port when metrics have their own. */
   metrics?: Metrics;
   /** True from SIGTERM/SIGINT on: readiness fails. */
@@ -28,11 +40,11 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, message: string): Promi
 
 /**
  * Operations endpoints, without authentication: GET /healthz (the process is alive), GET /readyz
- * (it should get traffic: the store answers and is migrated, and it is not shutting down) and GET
- * /metrics (Prometheus). In production /metrics has a port of its own (`createOpsApp`), which the
- * ingress does not expose.
+ * (it should get traffic: the store answered within the last second and is migrated, and it is not
+ * shutting down) and GET /metrics (Prometheus). In production /metrics has a port of its own
+ * (`createOpsApp`), which the ingress does not expose.
  */
-export const opsRoutes = ({ store, metrics, isDraining, logger }: OpsRoutesOptions): Router => {
+export const opsRoutes = ({ readiness, metrics, isDraining, logger }: OpsRoutesOptions): Router => {
   const router = Router();
 
   router.get('/healthz', (_req, res) => {
@@ -41,11 +53,7 @@ export const opsRoutes = ({ store, metrics, isDraining, logger }: OpsRoutesOptio
 
   router.get('/readyz', (_req, res) => {
     if (isDraining()) return sendError(res, 503, 'The service is shutting down.', { 'Retry-After': '1' });
-    withTimeout(
-      store.health(),
-      READINESS_TIMEOUT_MS,
-      `The store did not answer within ${READINESS_TIMEOUT_MS} ms.`,
-    ).then(
+    withTimeout(readiness(), READINESS_TIMEOUT_MS, `The store did not answer within ${READINESS_TIMEOUT_MS} ms.`).then(
       () => res.json({ status: 'ready' }),
       (error: unknown) => {
         // The cause (hosts, schema versions) is for the operator's log, not for an unauthenticated caller.
