@@ -41,7 +41,10 @@ export type AppOptions = {
   bodyLimit?: number;
   /** Prometheus metrics; by default a fresh registry without process metrics. */
   metrics?: Metrics;
-  /** Whether this app answers GET /metrics (default); false when metrics have a listener of their own. */
+  /**
+   * Whether this app answers GET /metrics; by default not: its port is the public one, and metrics
+   * have a listener of their own (PLANT_METRICS_PORT) unless PLANT_METRICS_ON_API_PORT says otherwise.
+   */
   serveMetrics?: boolean;
   /**
    * What GET /readyz asks the store; by default `storeReadiness(store)`. A process with another
@@ -92,7 +95,7 @@ export const createApp = ({
   logger = pino({ enabled: false }),
   bodyLimit,
   metrics = createMetrics({ processMetrics: false }),
-  serveMetrics = true,
+  serveMetrics = false,
   readiness = storeReadiness(store),
   isDraining = () => false,
   allowPrivateWebhooks = false,

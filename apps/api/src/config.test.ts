@@ -1,5 +1,19 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, loadDatabaseConfig } from './config.ts';
+
+/** The variables the container image sets (its Dockerfile's ENV instruction). */
+const imageEnvironment = (): Record<string, string> => {
+  const dockerfile = readFileSync(join(import.meta.dirname, '..', 'Dockerfile'), 'utf8');
+  const instruction = /^ENV ((?:.*\\\n)*.*)$/m.exec(dockerfile)?.[1] ?? '';
+  return Object.fromEntries(
+    instruction
+      .split(/\s*\\\n\s*|\s+/)
+      .filter((pair) => pair.includes('='))
+      .map((pair) => pair.split('=', 2) as [string, string]),
+  );
+};
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -12,6 +26,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       rateLimitPerToken: 1000,
       authFailuresPerMinute: 60,
+      metricsOnApiPort: false,
       requireScopes: false,
       server: {
         shutdownDrainMs: 3_000,
@@ -248,6 +263,23 @@ describe('loadConfig', () => {
       'fd00::/8',
       'uniquelocal',
     ]);
+  });
+
+  it('serves /metrics on the API port only with PLANT_METRICS_ON_API_PORT=true', () => {
+    expect(loadConfig({}).metricsOnApiPort).toBe(false);
+    expect(loadConfig({ PLANT_METRICS_PORT: '9464' }).metricsOnApiPort).toBe(false);
+    expect(loadConfig({ PLANT_METRICS_ON_API_PORT: 'true' }).metricsOnApiPort).toBe(true);
+    expect(() => loadConfig({ PLANT_METRICS_ON_API_PORT: 'yes' })).toThrow(
+      'Invalid configuration: PLANT_METRICS_ON_API_PORT must be true or false.',
+    );
+  });
+
+  it('serves no /metrics on the public port in the container image by default', () => {
+    const environment = imageEnvironment();
+    expect(environment).toMatchObject({ HOST: '0.0.0.0', PLANT_DATA_DIR: '/data' });
+    const config = loadConfig(environment);
+    expect(config.metricsOnApiPort).toBe(false);
+    expect(config.metrics).toBeUndefined();
   });
 
   it('gives metrics a listener of their own with PLANT_METRICS_PORT, on HOST unless PLANT_METRICS_HOST', () => {

@@ -128,6 +128,7 @@ const Env = z.object({
   ),
   PLANT_METRICS_PORT: optional(port.optional()),
   PLANT_METRICS_HOST: optional(z.string().optional()),
+  PLANT_METRICS_ON_API_PORT: booleanFlag('false'),
   PLANT_API_TOKENS: optional(
     z
       .string()
@@ -266,6 +267,11 @@ export type Config = {
   trustProxy: TrustProxy;
   /** Set when PLANT_METRICS_PORT is: /metrics, /healthz and /readyz on a listener of their own. */
   metrics?: { port: number; host: string };
+  /**
+   * PLANT_METRICS_ON_API_PORT: whether the API's port answers GET /metrics too. Off unless set: the
+   * API's port is the public one, and metrics tell anyone who asks about the traffic and the store.
+   */
+  metricsOnApiPort: boolean;
   /** Plain tokens and `sha256:<hex>` entries. */
   apiTokens: string[];
   dataDir: string;
@@ -378,6 +384,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
     logLevel: vars.LOG_LEVEL,
     rateLimitPerToken: vars.PLANT_RATE_LIMIT_PER_TOKEN,
     authFailuresPerMinute: vars.PLANT_AUTH_FAILURES_PER_MINUTE,
+    metricsOnApiPort: vars.PLANT_METRICS_ON_API_PORT === 'true',
     requireScopes:
       vars.PLANT_API_JWT_REQUIRE_SCOPES === undefined
         ? vars.PLANT_API_JWKS_URL !== undefined

@@ -103,7 +103,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     trustProxy: config.trustProxy,
     logger,
     metrics,
-    serveMetrics: config.metrics === undefined,
+    serveMetrics: config.metricsOnApiPort,
     isDraining: () => draining,
     allowPrivateWebhooks: config.webhooks.allowPrivate,
     webhookSecrets: secrets,

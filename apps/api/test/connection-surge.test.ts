@@ -75,6 +75,8 @@ describe('a surge of connections against the built service', () => {
         // One token for the whole surge: the per-token limit would answer most of it 429.
         PLANT_RATE_LIMIT_PER_TOKEN: '0',
         PLANT_SHUTDOWN_DRAIN_MS: '0',
+        // Read after the surge, on the one port.
+        PLANT_METRICS_ON_API_PORT: 'true',
       },
     });
     children.push(server);

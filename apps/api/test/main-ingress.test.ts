@@ -44,6 +44,20 @@ describe('main behind an ingress', () => {
     await expect(fetch(`${ops}/healthz`)).rejects.toThrow();
   }, 20_000);
 
+  it('serves no /metrics on the API port unless PLANT_METRICS_ON_API_PORT=true', async () => {
+    const closed = await startMain({ PLANT_DATA_DIR: makeDataDir(), PLANT_API_TOKENS: MAIN_TEST_TOKEN });
+    await expectError(await fetch(`${closed.url}/metrics`), 404);
+    expect((await fetch(`${closed.url}/readyz`)).status).toBe(200);
+    const open = await startMain({
+      PLANT_DATA_DIR: makeDataDir(),
+      PLANT_API_TOKENS: MAIN_TEST_TOKEN,
+      PLANT_METRICS_ON_API_PORT: 'true',
+    });
+    const scrape = await fetch(`${open.url}/metrics`);
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toMatch(/^process_cpu_seconds_total /m);
+  }, 20_000);
+
   it('enforces JWT scopes unless told not to, and then warns at start', async () => {
     const jwt = {
       PLANT_DATA_DIR: makeDataDir(),

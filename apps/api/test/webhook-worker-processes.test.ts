@@ -80,7 +80,12 @@ describe('the webhook worker entry', () => {
 describe('the delivery thread of the service process (PLANT_WEBHOOK_WORKER=on, the default)', () => {
   it('delivers, counted in the service’s /metrics, logged on its stdout, and records the attempt in flight at SIGTERM', async () => {
     const dataDir = makeDataDir('plant-worker-thread-');
-    const env = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_DATA_DIR: dataDir };
+    const env = {
+      ...WEBHOOK_ENV,
+      PLANT_API_TOKENS: MAIN_TEST_TOKEN,
+      PLANT_DATA_DIR: dataDir,
+      PLANT_METRICS_ON_API_PORT: 'true',
+    };
     const first = await startMain(env);
     const hook = await receiver();
     const lazyStart = 'a plant was announced to a webhook endpoint: starting webhook delivery';

@@ -67,6 +67,7 @@ const start = async (limits: Partial<AdmissionLimits>, corsOrigins?: readonly st
     store: gate.slowed,
     authenticate: staticTokens([hashToken(TOKEN)]),
     metrics,
+    serveMetrics: true,
     logger,
     ...(corsOrigins && { corsOrigins }),
   });

@@ -50,6 +50,7 @@ const start = async (
     store,
     authenticate: staticTokens([hashToken(TOKEN)]),
     isDraining: draining,
+    serveMetrics: true,
     ...(metrics && { metrics: createMetrics(metrics) }),
   });
   server = createServer(app).listen(0, '127.0.0.1');
@@ -160,6 +161,15 @@ describe('GET /metrics', () => {
     const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}{${labels}}`));
     return line === undefined ? undefined : Number(line.split(' ').at(-1));
   };
+
+  it('is not served on the API port unless asked: the API port is the public one', async () => {
+    const url = await listen(createApp({ store: fakeStore(), authenticate: staticTokens([hashToken(TOKEN)]) }));
+    const answer = await httpRequest(`${url}/metrics`);
+    expect([answer.status, answer.json()]).toStrictEqual([
+      404,
+      { error: 404, message: expect.stringMatching(/No operation exists at this path/) },
+    ]);
+  });
 
   it('counts and times requests by method, route pattern and status, without authentication', async () => {
     const url = await start(fakeStore({ get: async (id) => (id === 1n ? { id, name: 'Monstera' } : undefined) }));
