@@ -102,7 +102,8 @@ const otlpProtocol = optional(
 );
 const TRACES_EXPORTERS = ['otlp', 'console', 'zipkin', 'none'];
 
-const Env = z.object({
+/** The environment the service reads: every variable, its rule and its default (docs/configuration.md). */
+export const Env = z.object({
   PORT: optional(port.default('3000')),
   HOST: optional(z.string().default('127.0.0.1')),
   PLANT_TRUST_PROXY: optional(

@@ -24,12 +24,12 @@ describe('contract', () => {
   });
 });
 
-/** The README's route table, one row of trimmed cells per route. */
-const readmeRows = (): string[][] => {
-  const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+/** A README's table rows whose first cell matches `firstCell`, as trimmed cells. */
+const tableRows = (readmePath: string, firstCell: RegExp): string[][] => {
+  const readme = readFileSync(readmePath, 'utf8');
   return readme
     .split('\n')
-    .filter((line) => /^\|\s*`\w+`\s*\|/.test(line))
+    .filter((line) => firstCell.test(line.split('|')[1]?.trim() ?? ''))
     .map((line) =>
       line
         .split('|')
@@ -51,6 +51,25 @@ const rowOf = ([name, route]: [string, AppRoute]): string[] => {
 
 describe('README.md', () => {
   it('lists every route of the contract with its method, path and statuses, and no other', () => {
-    expect(readmeRows()).toStrictEqual(routesOf(contract).map(rowOf));
+    const rows = tableRows(join(import.meta.dirname, '..', 'README.md'), /^`\w+`$/);
+    expect(rows).toStrictEqual(routesOf(contract).map(rowOf));
+  });
+});
+
+describe("the repository's README.md", () => {
+  // A newcomer reads the root README's route table first: it must name every route, its success
+  // status and the scope a JWT needs, and nothing the contract does not have.
+  it('lists every route of the contract with its success status and scope, and no other', () => {
+    const rows = tableRows(join(import.meta.dirname, '..', '..', '..', 'README.md'), /^`[A-Z]+ \/\S*`$/);
+    const summary = ([method, , success, scope]: string[]) => [method, success, scope];
+    expect(rows.map(summary)).toStrictEqual(
+      routesOf(contract).map(([, route]) => [
+        `\`${route.method} ${route.path}\``,
+        Object.keys(route.responses)
+          .filter((status) => Number(status) < 300)
+          .join(', '),
+        `\`${(route.metadata as { scope: string }).scope}\``,
+      ]),
+    );
   });
 });

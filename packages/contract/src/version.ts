@@ -3,4 +3,4 @@
  * the source: `pnpm --filter @org/plant-contract openapi` (which `pnpm version-packages` runs) writes
  * it here, and a test fails when the two differ.
  */
-export const CONTRACT_VERSION = '0.0.0';
+export const CONTRACT_VERSION = '1.0.0';
