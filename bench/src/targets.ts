@@ -217,14 +217,20 @@ export const createTargets = (postgres: Postgres | undefined): Target[] => [
  * Sends `count` creates with ids from `firstId`, `inFlight` at a time on keep-alive connections;
  * rejects on any answer but 200.
  */
-export const sendCreates = (url: string, firstId: number, count: number, inFlight: number): Promise<void> => {
+export const sendCreates = (
+  url: string,
+  firstId: number,
+  count: number,
+  inFlight: number,
+  bodyOf: (id: number) => string = plantBody,
+): Promise<void> => {
   const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
   let sent = 0;
   let answered = 0;
   return new Promise<void>((resolve, reject) => {
     const sendOne = () => {
       if (sent === count) return;
-      const body = plantBody(firstId + sent);
+      const body = bodyOf(firstId + sent);
       sent += 1;
       const req = request(
         `${url}/plants`,
