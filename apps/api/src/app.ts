@@ -15,7 +15,9 @@ import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes, type Readiness, storeReadiness } from './ops/ops-routes.ts';
 import { createPlantsRouter } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
+import type { HostResolver } from './webhooks/host-resolver.ts';
 import type { SecretBox } from './webhooks/secret-box.ts';
+import { addressesOf } from './webhooks/target-address.ts';
 import { createWebhooksRouter } from './webhooks/webhooks-router.ts';
 
 export type AppOptions = {
@@ -64,6 +66,8 @@ export type AppOptions = {
   corsOrigins?: CorsOrigins;
   /** PLANT_WEBHOOKS_ALLOW_PRIVATE: webhook URLs may be plain http and reach private addresses. */
   allowPrivateWebhooks?: boolean;
+  /** Looks webhook hosts up when they are registered or changed (PLANT_WEBHOOK_DNS_TIMEOUT_MS). */
+  webhookHostResolver?: HostResolver;
   /** Seals webhook signing secrets at rest (PLANT_WEBHOOK_SECRETS_KEY); plain text by default. */
   webhookSecrets?: SecretBox;
   /** PLANT_WEBHOOK_ROTATION_GRACE_MS. */
@@ -99,6 +103,7 @@ export const createApp = ({
   readiness = storeReadiness(store),
   isDraining = () => false,
   allowPrivateWebhooks = false,
+  webhookHostResolver,
   webhookSecrets,
   webhookRotationGraceMs,
   corsOrigins,
@@ -129,6 +134,7 @@ export const createApp = ({
     ...createPlantsRouter(metrics.instrumentStore(store), { bodyLimit }),
     ...createWebhooksRouter(store.webhooks, {
       allowPrivate: allowPrivateWebhooks,
+      ...(webhookHostResolver && { resolve: addressesOf(webhookHostResolver) }),
       bodyLimit,
       secrets: webhookSecrets,
       rotationGraceMs: webhookRotationGraceMs,

@@ -5,6 +5,7 @@ import type { CorsOrigins } from './http/cors.ts';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-defaults.ts';
+import { HOST_RESOLVER_DEFAULTS } from './webhooks/host-resolver.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
 import { DAY_MS, WEBHOOK_DEFAULTS } from './webhooks/webhook-defaults.ts';
 
@@ -217,6 +218,7 @@ export const Env = z.object({
       .default(WEBHOOK_DEFAULTS.retryDelaysMs.join(',')),
   ),
   PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag('false'),
+  PLANT_WEBHOOK_DNS_TIMEOUT_MS: milliseconds(HOST_RESOLVER_DEFAULTS.timeoutMs, 1, 60_000),
   PLANT_WEBHOOK_ROTATION_GRACE_MS: milliseconds(WEBHOOK_ROTATION_GRACE_DEFAULT_MS, 0, MAX_ROTATION_GRACE_MS),
   PLANT_WEBHOOK_SECRETS_KEY: optional(
     z
@@ -304,6 +306,8 @@ export type WebhookConfig = {
   retryDelaysMs: number[];
   /** Whether receivers may be on private, loopback… addresses and plain http (tests, in-cluster receivers). */
   allowPrivate: boolean;
+  /** PLANT_WEBHOOK_DNS_TIMEOUT_MS: a receiver's host name must resolve within this. Default 5000. */
+  dnsTimeoutMs?: number;
   /** How long a rotated-out secret still signs deliveries beside the new one. */
   rotationGraceMs: number;
   /** PLANT_WEBHOOK_SECRETS_KEY: seals signing secrets at rest; unset, they are stored in plain text. */
@@ -407,6 +411,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       timeoutMs: vars.PLANT_WEBHOOK_TIMEOUT_MS,
       retryDelaysMs: vars.PLANT_WEBHOOK_RETRY_DELAYS_MS,
       allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE === 'true',
+      dnsTimeoutMs: vars.PLANT_WEBHOOK_DNS_TIMEOUT_MS,
       rotationGraceMs: vars.PLANT_WEBHOOK_ROTATION_GRACE_MS,
       ...(vars.PLANT_WEBHOOK_SECRETS_KEY !== undefined && { secretsKey: vars.PLANT_WEBHOOK_SECRETS_KEY }),
       production: vars.NODE_ENV === 'production',

@@ -18,6 +18,7 @@ import type { OpeningStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { PostgresPlantStore } from './store/postgres-store.ts';
 import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
+import { createHostResolver } from './webhooks/host-resolver.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
 import { startDeliveryThread } from './webhooks/threaded-delivery.ts';
 
@@ -106,6 +107,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     serveMetrics: config.metricsOnApiPort,
     isDraining: () => draining,
     allowPrivateWebhooks: config.webhooks.allowPrivate,
+    webhookHostResolver: createHostResolver({ timeoutMs: config.webhooks.dnsTimeoutMs }),
     webhookSecrets: secrets,
     webhookRotationGraceMs: config.webhooks.rotationGraceMs,
     ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),

@@ -8,6 +8,7 @@ import type { Metrics } from '../ops/metrics.ts';
 import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../store/webhook-store.ts';
+import { createHostResolver, type HostResolver } from './host-resolver.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
@@ -17,7 +18,12 @@ import { startWebhookRetention } from './webhook-retention.ts';
 
 export type WebhookDeliveryOptions = {
   store: PlantStore;
-  config: Pick<WebhookConfig, 'timeoutMs' | 'retryDelaysMs' | 'allowPrivate' | 'retentionMs' | 'disableAfterMs'>;
+  config: Pick<
+    WebhookConfig,
+    'timeoutMs' | 'retryDelaysMs' | 'allowPrivate' | 'retentionMs' | 'disableAfterMs' | 'dnsTimeoutMs'
+  >;
+  /** Looks receivers' hosts up; by default a host resolver with `config.dnsTimeoutMs`. */
+  resolver?: HostResolver;
   /** Opens the stored signing secrets; by default they are stored in plain text. */
   secrets?: SecretBox;
   logger: Logger;
@@ -219,10 +225,11 @@ export const startWebhookDelivery = ({
   random = Math.random,
   tracing,
   clock = systemClock,
+  resolver = createHostResolver({ timeoutMs: config.dnsTimeoutMs }),
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
   const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
-  const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency });
+  const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency, resolver });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
   const disableAfterMs = config.disableAfterMs ?? WEBHOOK_DEFAULTS.disableAfterMs;
   /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../clock.ts';
+import { createHostResolver, HostLookupError, type HostResolver } from './host-resolver.ts';
 import { guardedLookup, hostOf, nonPublicCause } from './target-address.ts';
 
 /** How much of a receiver's answer is read: enough to reuse the connection, never a memory risk. */
@@ -23,19 +24,24 @@ export type PostOutcome =
   | { status: number; retryAfterMs?: number }
   | { status?: undefined; error: string; refused?: boolean };
 
-/** Keep-alive agents for the worker; each new connection goes through the guarded lookup unless private targets are allowed. */
+/**
+ * Keep-alive agents for the worker; each new connection looks its host up with `resolver` (never
+ * dns.lookup, see host-resolver.ts), refusing non-public addresses unless private targets are allowed.
+ */
 export const createAgents = ({
   allowPrivate,
   maxSockets,
+  resolver = createHostResolver(),
 }: {
   allowPrivate: boolean;
   maxSockets: number;
+  resolver?: HostResolver;
 }): PostOptions['agents'] => {
   const options = {
     keepAlive: true,
     maxSockets,
     maxFreeSockets: maxSockets,
-    ...(!allowPrivate && { lookup: guardedLookup as never }),
+    lookup: guardedLookup(resolver, { allowPrivate }) as never,
   };
   return { http: new HttpAgent(options), https: new HttpsAgent(options) };
 };
@@ -53,6 +59,7 @@ const describeFailure = (error: NodeJS.ErrnoException): PostOutcome => {
   // The address guard refused the connection: trying again later would be refused again.
   if (error.code === 'EPRIVATEADDRESS') return { error: `Refused to connect: ${error.message}`, refused: true };
   if (error.code === 'ETIMEDOUT_WEBHOOK') return { error: error.message };
+  if (error instanceof HostLookupError) return { error: `Name lookup failed: ${error.message}` };
   return { error: `Connection failed: ${error.code ?? error.message}.` };
 };
 

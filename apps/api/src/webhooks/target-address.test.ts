@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createHostResolver } from './host-resolver.ts';
 import { guardedLookup, nonPublicCause, normalizeWebhookUrl, refuseTarget } from './target-address.ts';
 
 describe('nonPublicCause', () => {
@@ -173,7 +174,9 @@ describe('refuseTarget', () => {
 describe('guardedLookup (connect time)', () => {
   const lookup = (host: string, all: boolean) =>
     new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family: number | undefined }>((resolve) => {
-      guardedLookup(host, { all }, (error, address, family) => resolve({ error, address, family }));
+      guardedLookup(createHostResolver(), { allowPrivate: false })(host, { all }, (error, address, family) =>
+        resolve({ error, address, family }),
+      );
     });
 
   // An IP literal resolves without asking any name server, so the public path needs no network.

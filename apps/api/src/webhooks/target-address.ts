@@ -1,6 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { createHostResolver, type HostResolver } from './host-resolver.ts';
 
 /**
  * Server-side request forgery guard: webhook URLs are chosen by API clients, so the service must
@@ -78,16 +79,21 @@ export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '
 export type TargetPolicy = {
   /** PLANT_WEBHOOKS_ALLOW_PRIVATE: any address, and plain http, are allowed (tests, in-cluster receivers). */
   allowPrivate: boolean;
-  /** Resolves a host name to all its addresses; node:dns by default. */
+  /** Resolves a host name to all its addresses; a host resolver with the defaults when not given. */
   resolve?: (host: string) => Promise<string[]>;
 };
 
-const resolveAll = (host: string): Promise<string[]> =>
-  new Promise((resolve, reject) => {
-    dnsLookup(host, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) =>
-      error ? reject(error) : resolve(addresses.map(({ address }) => address)),
-    );
-  });
+/** A TargetPolicy's `resolve` from a host resolver. */
+export const addressesOf =
+  (resolver: HostResolver) =>
+  async (host: string): Promise<string[]> =>
+    (await resolver(host)).map(({ address }) => address);
+
+let defaultResolver: HostResolver | undefined;
+const resolveAll = (host: string): Promise<string[]> => {
+  defaultResolver ??= createHostResolver();
+  return addressesOf(defaultResolver)(host);
+};
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const CONTROL_OR_WHITESPACE = /[\u0000-\u0020\u007f]|\s/u;
@@ -137,7 +143,9 @@ export const refuseTarget = async (text: string, policy: TargetPolicy): Promise<
   try {
     addresses = await (policy.resolve ?? resolveAll)(host);
   } catch (error) {
-    return `url host ${host} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? 'lookup failed'}).`;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'ETIMEOUT') return `url host ${host} cannot be resolved (its name server did not answer in time).`;
+    return `url host ${host} cannot be resolved (${code ?? 'lookup failed'}).`;
   }
   for (const address of addresses) {
     const cause = nonPublicCause(address);
@@ -155,26 +163,31 @@ export class PrivateAddressError extends Error {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for node:http(s) requests that refuses non-public addresses, so the address actually
- * connected to is the one checked (a check before the request could be answered differently by
- * DNS a moment later). Handles both forms Node asks for: one address, or all (`autoSelectFamily`).
+ * A `lookup` for node:http(s) requests through `resolver` (off the thread pool, timed out). Unless
+ * private targets are allowed it refuses non-public addresses, so the address actually connected
+ * to is the one checked (a check before the request could be answered differently by DNS a moment
+ * later). Handles both forms Node asks for: one address, or all (`autoSelectFamily`).
  */
-export const guardedLookup = (
-  hostname: string,
-  options: { all?: boolean; family?: number | string },
-  callback: LookupCallback,
-): void => {
-  dnsLookup(hostname, { ...options, all: true } as { all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, options.all ? [] : '');
-    for (const { address } of addresses) {
-      const cause = nonPublicCause(address);
-      if (cause) {
-        return callback(new PrivateAddressError(`${hostname} resolves to ${cause}.`), options.all ? [] : '');
-      }
-    }
-    if (options.all) return callback(null, addresses);
-    const [first] = addresses;
-    if (!first) return callback(Object.assign(new Error(`${hostname} has no address.`), { code: 'ENOTFOUND' }), '');
-    return callback(null, first.address, first.family);
-  });
-};
+export const guardedLookup =
+  (resolver: HostResolver, { allowPrivate }: { allowPrivate: boolean }) =>
+  (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
+    resolver(hostname).then(
+      (found) => {
+        const wanted = options.family === 4 || options.family === 6 ? options.family : undefined;
+        const addresses = wanted === undefined ? found : found.filter(({ family }) => family === wanted);
+        if (!allowPrivate) {
+          for (const { address } of addresses) {
+            const cause = nonPublicCause(address);
+            if (cause) {
+              return callback(new PrivateAddressError(`${hostname} resolves to ${cause}.`), options.all ? [] : '');
+            }
+          }
+        }
+        if (options.all) return callback(null, addresses);
+        const [first] = addresses;
+        if (!first) return callback(Object.assign(new Error(`${hostname} has no address.`), { code: 'ENOTFOUND' }), '');
+        return callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, options.all ? [] : ''),
+    );
+  };

@@ -1,0 +1,132 @@
+import { promises as dns } from 'node:dns';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+
+/**
+ * Resolves webhook host names with c-ares (node:dns `Resolver`), not `dns.lookup`: getaddrinfo runs
+ * on libuv's four-thread pool, shared with file writes (pino), zlib and crypto for the whole
+ * process, and cannot be timed out, so one receiver's silent name server would stall everyone.
+ * Each lookup ends within `timeoutMs`; lookups of one host share one query (at most one per host in
+ * flight), and at most `maxLookups` hosts are looked up at a time.
+ */
+
+export const HOST_RESOLVER_DEFAULTS = { timeoutMs: 5_000, maxLookups: 64 } as const;
+
+export type HostAddress = { address: string; family: 4 | 6 };
+
+export type HostResolver = (host: string) => Promise<HostAddress[]>;
+
+export type HostResolverOptions = {
+  /** PLANT_WEBHOOK_DNS_TIMEOUT_MS: a lookup that has no answer by then fails. */
+  timeoutMs?: number | undefined;
+  /** Hosts looked up at once; one more fails at once rather than queueing without bound. */
+  maxLookups?: number;
+  /** Name servers (`address[:port]`); the system's (resolv.conf) by default. */
+  servers?: string[];
+  /** Names answered without a query, as /etc/hosts lists them; read from /etc/hosts by default. */
+  hosts?: ReadonlyMap<string, HostAddress[]>;
+};
+
+/** A failed lookup; `code` as node:dns names them (ENOTFOUND, ETIMEOUT…), `message` a sentence. */
+export class HostLookupError extends Error {
+  override readonly name = 'HostLookupError';
+  readonly code: string;
+  constructor(message: string, code: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const familyOf = (address: string): 4 | 6 => (isIP(address) === 6 ? 6 : 4);
+
+/** The names of a hosts file (lowercase) with their addresses, in the file's order. */
+export const parseHostsFile = (text: string): Map<string, HostAddress[]> => {
+  const hosts = new Map<string, HostAddress[]>();
+  for (const line of text.split('\n')) {
+    const [address, ...names] = (line.split('#')[0] ?? '').trim().split(/\s+/);
+    if (address === undefined || isIP(address.split('%')[0] ?? '') === 0) continue;
+    for (const name of names) {
+      const key = name.toLowerCase();
+      hosts.set(key, [...(hosts.get(key) ?? []), { address, family: familyOf(address) }]);
+    }
+  }
+  return hosts;
+};
+
+/** /etc/hosts as it is at start (read once: a lookup must not wait on the thread pool). */
+const systemHosts = (): Map<string, HostAddress[]> => {
+  try {
+    return parseHostsFile(readFileSync('/etc/hosts', 'utf8'));
+  } catch {
+    return new Map();
+  }
+};
+
+/** RFC 6761: `localhost` names are loopback and `.invalid` ones never exist, without asking anyone. */
+const LOOPBACK: HostAddress[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+const isUnder = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);
+
+/** Codes c-ares gives for "the name has no such address": the other family may still answer. */
+const NO_ADDRESS = new Set(['ENODATA', 'ENOTFOUND']);
+
+export const createHostResolver = ({
+  timeoutMs = HOST_RESOLVER_DEFAULTS.timeoutMs,
+  maxLookups = HOST_RESOLVER_DEFAULTS.maxLookups,
+  servers,
+  hosts = systemHosts(),
+}: HostResolverOptions = {}): HostResolver => {
+  // Two tries within the timeout; c-ares doubles each try's wait, so the first gets a third.
+  const resolver = new dns.Resolver({ timeout: Math.max(1, Math.floor(timeoutMs / 3)), tries: 2 });
+  if (servers) resolver.setServers(servers);
+  const inFlight = new Map<string, Promise<HostAddress[]>>();
+  const timedOut = (host: string) =>
+    new HostLookupError(`${host}: no answer from the name server within ${timeoutMs} ms.`, 'ETIMEOUT');
+
+  const query = async (host: string): Promise<HostAddress[]> => {
+    const answers = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const addresses = answers.flatMap((answer, index) =>
+      answer.status === 'fulfilled'
+        ? answer.value.map((address) => ({ address, family: (index === 0 ? 4 : 6) as 4 | 6 }))
+        : [],
+    );
+    if (addresses.length > 0) return addresses;
+    const codes = answers.map((answer) =>
+      answer.status === 'rejected' ? ((answer.reason as NodeJS.ErrnoException).code ?? 'EFAIL') : 'ENODATA',
+    );
+    const code = codes.find((each) => !NO_ADDRESS.has(each)) ?? 'ENOTFOUND';
+    throw code === 'ETIMEOUT' ? timedOut(host) : new HostLookupError(`${host}: ${code}.`, code);
+  };
+
+  /** The query, ended at `timeoutMs` whatever c-ares does with its tries. */
+  const bounded = (host: string): Promise<HostAddress[]> => {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(timedOut(host)), timeoutMs);
+    });
+    return Promise.race([query(host), deadline]).finally(() => clearTimeout(timer));
+  };
+
+  return (name) => {
+    const host = name.toLowerCase().replace(/\.$/, '');
+    if (isIP(host) !== 0) return Promise.resolve([{ address: host, family: familyOf(host) }]);
+    const listed = hosts.get(host);
+    if (listed) return Promise.resolve(listed);
+    if (isUnder(host, 'localhost')) return Promise.resolve(LOOPBACK);
+    if (isUnder(host, 'invalid')) {
+      return Promise.reject(new HostLookupError(`${host}: ENOTFOUND.`, 'ENOTFOUND'));
+    }
+    const pending = inFlight.get(host);
+    if (pending) return pending;
+    if (inFlight.size >= maxLookups) {
+      return Promise.reject(
+        new HostLookupError(`${host}: ${maxLookups} other lookups are already waiting for an answer.`, 'EBUSY'),
+      );
+    }
+    const lookup = bounded(host).finally(() => inFlight.delete(host));
+    inFlight.set(host, lookup);
+    return lookup;
+  };
+};
