@@ -104,6 +104,31 @@ describe('request logging', () => {
     expect(text).toContain('access_token=[redacted]');
   });
 
+  it.each([
+    ['Access_Token', 'Access_Token=[redacted]'],
+    ['ACCESS_TOKEN', 'ACCESS_TOKEN=[redacted]'],
+    ['access%5Ftoken', 'access%5Ftoken=[redacted]'],
+    ['access%5ftoken', 'access%5ftoken=[redacted]'],
+    ['%61ccess_token', '%61ccess_token=[redacted]'],
+    ['Access%5FToken', 'Access%5FToken=[redacted]'],
+  ])('redacts a token whose parameter name reads access_token once decoded, in any case: %s', async (name, shown) => {
+    const { url, lines } = await startLogged();
+    const response = await post(`${url}?limit=1&${name}=leaked-token-value-123&x=1`, {});
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    const logged = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request completed');
+    expect(logged.req.url).toBe(`/plants?limit=1&${shown}&x=1`);
+  });
+
+  it('cuts a long URL to 1 KiB in its log line, saying how much was cut', async () => {
+    const { url, lines } = await startLogged();
+    const path = `/plants/${'a'.repeat(15_000)}`;
+    const response = await fetch(`${url.replace('/plants', '')}${path}`);
+    expect(response.status).toBe(401);
+    const logged = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request completed');
+    expect(logged.req.url).toBe(`${path.slice(0, 1024)}…[${path.length - 1024} more characters cut]`);
+    expect(lines.every((line) => line.length < 2_048)).toBe(true);
+  });
+
   it('reuses a sane incoming X-Request-Id and replaces an unsafe one', async () => {
     const { url, lines } = await startLogged();
     const reused = await post(url, { authorization: `Bearer ${TOKEN}`, 'x-request-id': 'trace-42.a:b' });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import querystring from 'node:querystring';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import './request-fields.ts';
@@ -6,8 +7,40 @@ import './request-fields.ts';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 /** `X-Retry-Count` as @org/plant-client sends it: 0 on a first attempt, 1… on its retries. */
 const RETRY_COUNT = /^\d{1,3}$/;
-/** A token sent in the query string is refused, and must not be logged either. */
-const TOKEN_IN_QUERY = /([?&]access_token=)[^&#]*/gi;
+/**
+ * The longest URL a log line carries: a client may send 16 KiB of them without a token, and each
+ * would be held in the log's buffer and written out. The rest is cut, with a marker saying so.
+ */
+export const LOGGED_URL_LENGTH = 1024;
+
+/**
+ * The query parameters whose name, decoded and in any case, is `access_token` (a token sent in the
+ * query string is refused, and must not be logged either) with their values replaced.
+ */
+const redactTokens = (url: string): string => {
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  let redacted = false;
+  const parameters = url
+    .slice(start + 1)
+    .split('&')
+    .map((parameter) => {
+      const equals = parameter.indexOf('=');
+      const name = equals === -1 ? parameter : parameter.slice(0, equals);
+      // node:querystring's unescape: as the query parser decodes, and lenient with broken escapes.
+      if (querystring.unescape(name.replaceAll('+', ' ')).toLowerCase() !== 'access_token') return parameter;
+      redacted = true;
+      return `${name}=[redacted]`;
+    });
+  return redacted ? `${url.slice(0, start + 1)}${parameters.join('&')}` : url;
+};
+
+/** The URL as logged: tokens redacted, then cut to LOGGED_URL_LENGTH. */
+export const loggedUrl = (url: string): string => {
+  const redacted = redactTokens(url);
+  if (redacted.length <= LOGGED_URL_LENGTH) return redacted;
+  return `${redacted.slice(0, LOGGED_URL_LENGTH)}…[${redacted.length - LOGGED_URL_LENGTH} more characters cut]`;
+};
 
 /**
  * One structured log line per answered request, with a request id that is reused from
@@ -31,13 +64,12 @@ export const requestLogger =
       const { statusCode } = res;
       const level = aborted ? 'warn' : statusCode >= 500 ? 'error' : statusCode >= 400 ? 'info' : 'debug';
       if (!logger.isLevelEnabled(level)) return;
-      const url = req.originalUrl;
       const retry = req.headers['x-retry-count'];
       const line = {
         req: {
           id,
           method: req.method,
-          url: url.includes('access_token') ? url.replace(TOKEN_IN_QUERY, '$1[redacted]') : url,
+          url: loggedUrl(req.originalUrl),
           // The client as `trust proxy` derives it, the same address the failure limit keys on.
           remoteAddress: req.ip,
           // Tells a client's retries from new requests (absent for callers that do not send it).
