@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       apiTokens: [],
       dataDir: './data',
       logLevel: 'info',
+      logBufferBytes: 4_194_304,
       rateLimitPerToken: 1000,
       authFailuresPerMinute: 60,
       metricsOnApiPort: false,
@@ -426,6 +427,10 @@ describe('loadConfig', () => {
     ],
     [{ PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: 'x' }, /^Invalid configuration: PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS /],
     [{ PLANT_WEBHOOK_TIMEOUT_MS: '0' }, /^Invalid configuration: PLANT_WEBHOOK_TIMEOUT_MS must be a whole number/],
+    [
+      { PLANT_LOG_BUFFER_BYTES: '1024' },
+      /^Invalid configuration: PLANT_LOG_BUFFER_BYTES must be a whole number of bytes from 16384/,
+    ],
     [
       { PLANT_WEBHOOK_DNS_TIMEOUT_MS: '60001' },
       /^Invalid configuration: PLANT_WEBHOOK_DNS_TIMEOUT_MS must be a whole number/,

@@ -4,6 +4,7 @@ import { ADMISSION_DEFAULTS, type AdmissionLimits } from './http/admission.ts';
 import type { CorsOrigins } from './http/cors.ts';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
+import { LOG_OUTPUT_DEFAULTS } from './ops/log-output.ts';
 import { POSTGRES_DEFAULTS } from './store/postgres-defaults.ts';
 import { HOST_RESOLVER_DEFAULTS } from './webhooks/host-resolver.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
@@ -252,6 +253,7 @@ export const Env = z.object({
       .optional(),
   ),
   OTEL_SDK_DISABLED: booleanFlag('false'),
+  PLANT_LOG_BUFFER_BYTES: wholeNumber(LOG_OUTPUT_DEFAULTS.maxBufferBytes, 16_384, 1_073_741_824, ' of bytes'),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -279,6 +281,8 @@ export type Config = {
   apiTokens: string[];
   dataDir: string;
   logLevel: string;
+  /** PLANT_LOG_BUFFER_BYTES: log lines waiting for stdout at most; beyond, lines are dropped and counted. */
+  logBufferBytes: number;
   rateLimitPerToken: number;
   authFailuresPerMinute: number;
   jwt?: JwtConfig;
@@ -387,6 +391,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
     apiTokens: vars.PLANT_API_TOKENS ?? [],
     dataDir: vars.PLANT_DATA_DIR,
     logLevel: vars.LOG_LEVEL,
+    logBufferBytes: vars.PLANT_LOG_BUFFER_BYTES,
     rateLimitPerToken: vars.PLANT_RATE_LIMIT_PER_TOKEN,
     authFailuresPerMinute: vars.PLANT_AUTH_FAILURES_PER_MINUTE,
     metricsOnApiPort: vars.PLANT_METRICS_ON_API_PORT === 'true',

@@ -10,6 +10,7 @@ import { answerClientErrors } from './http/client-errors.ts';
 import { corsAnswerHeaders } from './http/cors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
+import { createLogOutput } from './ops/log-output.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
@@ -65,8 +66,9 @@ const deliverOnceAnnounced = (
 export const startService = async (config: Config, opening: OpeningStore, tracing?: Tracing): Promise<void> => {
   // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
   // Lines written while a write is in flight go out together with the next; pino flushes at exit.
-  const logOutput = pino.destination({ sync: false });
-  const logger = pino({ level: config.logLevel }, logOutput);
+  const logOutput = createLogOutput({ maxBufferBytes: config.logBufferBytes });
+  const logger = pino({ level: config.logLevel }, logOutput.stream);
+  logOutput.reportDrops(logger);
   opening.backgroundErrors.report = (error) => logger.warn({ err: error }, 'database connection lost while idle');
   const { database } = config;
   // Awaited only now, once the rest of the service loaded, and before any token file is written:
@@ -78,10 +80,10 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     // Loaded with pg by the store already: pg and jose load only when configured.
     const { describeDatabase } = await import('./store/postgres-store.ts');
     const postgres = store as PostgresPlantStore;
-    metrics = createMetrics({ poolStats: () => postgres.poolStats() });
+    metrics = createMetrics({ poolStats: () => postgres.poolStats(), droppedLogLines: logOutput.dropped });
     storage = { database: describeDatabase(database.url) };
   } else {
-    metrics = createMetrics({});
+    metrics = createMetrics({ droppedLogLines: logOutput.dropped });
     storage = { dataDir: config.dataDir };
   }
   const { secrets, endpoints } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
@@ -122,7 +124,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
       store,
       config,
       logger,
-      writeLog: (line) => logOutput.write(line),
+      writeLog: (line) => logOutput.stream.write(line),
       metrics,
       onCrash: (error) => {
         logger.fatal({ err: error }, 'the webhook delivery thread stopped');

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import type { Config } from './config.ts';
+import { createLogOutput } from './ops/log-output.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps } from './ops/ops-server.ts';
@@ -27,13 +28,15 @@ const fail = (message: string): never => {
  * (worker.ts started it), each attempt is a span in its create's trace.
  */
 export const startWorkerService = async (config: Config, tracing?: Tracing): Promise<void> => {
-  const logger = pino({ level: config.logLevel }, pino.destination({ sync: false }));
+  const logOutput = createLogOutput({ maxBufferBytes: config.logBufferBytes });
+  const logger = pino({ level: config.logLevel }, logOutput.stream);
+  logOutput.reportDrops(logger);
   const database = config.database as NonNullable<Config['database']>;
   const store = await PostgresPlantStore.open({
     ...database,
     onBackgroundError: (error) => logger.warn({ err: error }, 'database connection lost while idle'),
   });
-  const metrics = createMetrics({ poolStats: () => store.poolStats() });
+  const metrics = createMetrics({ poolStats: () => store.poolStats(), droppedLogLines: logOutput.dropped });
   const { secrets } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
   const delivery = startWebhookDelivery({
     store,

@@ -10,6 +10,8 @@ export type MetricsOptions = {
   processMetrics?: boolean;
   /** The database connection pool, when the store has one. */
   poolStats?: () => PoolStats;
+  /** Log lines dropped so far because the log output's buffer was full (ops/log-output.ts). */
+  droppedLogLines?: () => number;
 };
 
 export type Metrics = {
@@ -42,7 +44,7 @@ const routePattern = (req: Request & { tsRestRoute?: { path: string } }): string
 const STORE_OPERATIONS = ['create', 'get', 'list', 'delete', 'health'] as const;
 
 /** Prometheus metrics on a registry of their own, so that several apps in one process do not collide. */
-export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptions = {}): Metrics => {
+export const createMetrics = ({ processMetrics = true, poolStats, droppedLogLines }: MetricsOptions = {}): Metrics => {
   const registry = new Registry();
   if (processMetrics) collectDefaultMetrics({ register: registry });
 
@@ -97,6 +99,17 @@ export const createMetrics = ({ processMetrics = true, poolStats }: MetricsOptio
         this.set({ state: 'total' }, stats.total);
         this.set({ state: 'idle' }, stats.idle);
         this.set({ state: 'waiting' }, stats.waiting);
+      },
+    });
+  }
+  if (droppedLogLines) {
+    new Counter({
+      name: 'plant_log_lines_dropped_total',
+      help: 'Log lines dropped because stdout could not keep up and the log buffer (PLANT_LOG_BUFFER_BYTES) was full.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(droppedLogLines());
       },
     });
   }
