@@ -210,6 +210,7 @@ describe('loadConfig', () => {
         PLANT_API_JWT_AUDIENCE: 'plant-store',
         PLANT_API_JWT_ALGORITHMS: 'ES256, RS256',
         PLANT_API_JWT_REQUIRE_SCOPES: 'true',
+        PLANT_API_JWT_CLOCK_TOLERANCE_MS: '5000',
       }),
     ).toMatchObject({
       rateLimitPerToken: 0,
@@ -220,6 +221,8 @@ describe('loadConfig', () => {
         issuer: 'https://issuer.example.com/',
         audience: 'plant-store',
         algorithms: ['ES256', 'RS256'],
+        clockToleranceMs: 5_000,
+        jwksMaxStaleMs: 3_600_000,
       },
     });
   });
@@ -430,6 +433,10 @@ describe('loadConfig', () => {
     [
       { PLANT_LOG_BUFFER_BYTES: '1024' },
       /^Invalid configuration: PLANT_LOG_BUFFER_BYTES must be a whole number of bytes from 16384/,
+    ],
+    [
+      { PLANT_API_JWKS_MAX_STALE_MS: '0' },
+      /^Invalid configuration: PLANT_API_JWKS_MAX_STALE_MS must be a whole number/,
     ],
     [
       { PLANT_WEBHOOK_DNS_TIMEOUT_MS: '60001' },

@@ -1,5 +1,6 @@
 import { WEBHOOK_ROTATION_GRACE_DEFAULT_MS } from '@org/plant-contract';
 import { z } from 'zod';
+import { JWT_DEFAULTS } from './auth/jwt-defaults.ts';
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from './http/admission.ts';
 import type { CorsOrigins } from './http/cors.ts';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
@@ -176,6 +177,8 @@ export const Env = z.object({
       )
       .default('RS256,ES256,EdDSA'),
   ),
+  PLANT_API_JWT_CLOCK_TOLERANCE_MS: milliseconds(JWT_DEFAULTS.clockToleranceMs, 0, 600_000),
+  PLANT_API_JWKS_MAX_STALE_MS: longMilliseconds(JWT_DEFAULTS.jwksMaxStaleMs, 7),
   PLANT_API_JWT_REQUIRE_SCOPES: optional(
     z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).optional(),
   ),
@@ -263,7 +266,16 @@ export const Env = z.object({
   ),
 });
 
-export type JwtConfig = { jwksUrl: string; issuer: string; audience: string; algorithms: string[] };
+export type JwtConfig = {
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+  algorithms: string[];
+  /** PLANT_API_JWT_CLOCK_TOLERANCE_MS: how far the identity provider's clock may be off for exp and nbf. */
+  clockToleranceMs: number;
+  /** PLANT_API_JWKS_MAX_STALE_MS: how long the keys last fetched still verify once they cannot be fetched again. */
+  jwksMaxStaleMs: number;
+};
 
 export type Config = {
   port: number;
@@ -458,6 +470,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       issuer: vars.PLANT_API_JWT_ISSUER as string,
       audience: vars.PLANT_API_JWT_AUDIENCE as string,
       algorithms: vars.PLANT_API_JWT_ALGORITHMS,
+      clockToleranceMs: vars.PLANT_API_JWT_CLOCK_TOLERANCE_MS,
+      jwksMaxStaleMs: vars.PLANT_API_JWKS_MAX_STALE_MS,
     };
   } else if (vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true') {
     throw new ConfigError('Invalid configuration: PLANT_API_JWT_REQUIRE_SCOPES needs PLANT_API_JWKS_URL.');

@@ -1,7 +1,8 @@
+import { KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { contract, SCOPES } from '@org/plant-contract';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { errors, exportJWK, generateKeyPair, type JWK, type JWTVerifyGetKey, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import type { StoredPlant } from '../store/plant-store.ts';
@@ -56,6 +57,11 @@ type AppOptions = {
   jwksTimeoutMs?: number;
   jwksCooldownMs?: number;
   rateLimitPerToken?: number;
+  clockToleranceMs?: number;
+  jwksCacheMaxAgeMs?: number;
+  jwksMaxStaleMs?: number;
+  now?: () => number;
+  keyLookup?: JWTVerifyGetKey;
 };
 
 const startApp = async ({
@@ -65,6 +71,7 @@ const startApp = async ({
   jwksTimeoutMs = 1000,
   jwksCooldownMs,
   rateLimitPerToken,
+  ...jwtOptions
 }: AppOptions = {}) => {
   const created: StoredPlant[] = [];
   const app = createApp({
@@ -83,6 +90,7 @@ const startApp = async ({
         algorithms,
         jwksTimeoutMs,
         ...(jwksCooldownMs !== undefined && { jwksCooldownMs }),
+        ...jwtOptions,
       }),
     }),
     ...(requireScopes !== undefined && { requireScopes }),
@@ -104,7 +112,7 @@ type Claims = { scope?: string; [claim: string]: unknown };
 const sign = (
   claims: Claims = {},
   {
-    key = keys.privateKey,
+    key = keys.privateKey as Parameters<SignJWT['sign']>[0],
     kid = 'k1',
     alg = 'RS256',
     subject = 'client-42',
@@ -152,21 +160,41 @@ describe('JWT bearer tokens', () => {
     expect(created).toHaveLength(0);
   });
 
-  it('refuses alg none, a tampered payload, and a shared-secret token signed with the public key', async () => {
+  it('refuses alg none and a tampered payload', async () => {
     const { send, created } = await startApp();
     const valid = await sign();
     const [header, payload, signature] = valid.split('.');
     const unsigned = `${base64url({ alg: 'none', typ: 'JWT' })}.${payload}.`;
     const tampered = `${header}.${base64url({ sub: 'admin', iss: ISSUER, aud: AUDIENCE, exp: 9_999_999_999 })}.${signature}`;
-    const publicPem = Buffer.from(JSON.stringify(await exportJWK(keys.publicKey)));
-    const confused = await new SignJWT({})
-      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+    for (const token of [unsigned, tampered]) await expectInvalidToken(await send(token));
+    expect(created).toHaveLength(0);
+  });
+
+  it('refuses a token without exp, which would never expire, as it refuses other invalid tokens', async () => {
+    const { send, created } = await startApp();
+    const endless = await new SignJWT({ scope: 'plants:write' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setSubject('client-42')
       .setIssuer(ISSUER)
       .setAudience(AUDIENCE)
-      .setExpirationTime('5m')
-      .sign(publicPem);
-    for (const token of [unsigned, tampered, confused]) await expectInvalidToken(await send(token));
+      .setIssuedAt()
+      .sign(keys.privateKey);
+    const response = await send(endless);
+    await expectInvalidToken(response);
     expect(created).toHaveLength(0);
+  });
+
+  it('accepts an identity provider whose clock is up to 30 s off, and no more unless configured', async () => {
+    const ahead = () => sign({ scope: 'plants:write' }, { notBefore: '20s' });
+    const lapsed = () => sign({ scope: 'plants:write' }, { expires: '-20s' });
+    const tolerant = await startApp();
+    expect((await tolerant.send(await ahead())).status).toBe(200);
+    expect((await tolerant.send(await lapsed())).status).toBe(200);
+    await expectInvalidToken(await tolerant.send(await sign({ scope: 'plants:write' }, { notBefore: '40s' })));
+    await expectInvalidToken(await tolerant.send(await sign({ scope: 'plants:write' }, { expires: '-40s' })));
+    const strict = await startApp({ clockToleranceMs: 0 });
+    await expectInvalidToken(await strict.send(await ahead()));
+    await expectInvalidToken(await strict.send(await lapsed()));
   });
 
   it('answers 503 with Retry-After, never 200, when the JWKS cannot be fetched', async () => {
@@ -342,6 +370,53 @@ describe('signing keys and algorithms', () => {
     expect(response.headers.get('retry-after')).toBe('5');
     expect(jwks.fetches()).toBe(1);
     expect(created).toHaveLength(0);
+  });
+
+  it('keeps verifying with the keys last fetched through a JWKS outage, for jwksMaxStaleMs, then answers 503', async () => {
+    const jwks = await startJwks([await publicJwk(keys, 'k1', 'RS256')]);
+    let clock = Date.now();
+    // Keys due again at every request: each one past the cooldown tries to fetch them.
+    const { send } = await startApp({
+      url: jwks.url,
+      jwksTimeoutMs: 200,
+      jwksCacheMaxAgeMs: 0,
+      jwksMaxStaleMs: 3_600_000,
+      now: () => clock,
+    });
+    expect((await send(await sign(WRITER))).status).toBe(200);
+    expect(jwks.fetches()).toBe(1);
+
+    jwks.hang();
+    // The fetch times out; the keys fetched before verify, and go on verifying without a fetch each.
+    expect((await send(await sign(WRITER))).status).toBe(200);
+    expect(jwks.fetches()).toBe(2);
+    for (let index = 0; index < 5; index++) expect((await send(await sign(WRITER))).status).toBe(200);
+    expect(jwks.fetches()).toBe(2);
+    // A bad token is still refused with them.
+    await expectInvalidToken(await send(await sign(WRITER, { key: otherKeys.privateKey })));
+
+    // Past the bound, the keys are too old to trust: 503 as when no key was ever fetched.
+    clock += 3_600_000 + 60_000;
+    const response = await send(await sign(WRITER));
+    await expectError(response, 503, /retry/);
+    expect(response.headers.get('retry-after')).toBe('5');
+  });
+
+  it('refuses an HS256 token signed with the public key, even where the key lookup would hand it to HMAC', async () => {
+    // The classic confusion: the attacker signs HS256 with the RSA public key's PEM, which is
+    // public. jose's JWKS never yields a secret key; this lookup does what a naive one does, the PEM
+    // for a shared-secret algorithm, so that only the algorithm allow-list stands between the token
+    // and a 200.
+    const pem = Buffer.from(KeyObject.from(keys.publicKey).export({ type: 'spki', format: 'pem' }));
+    const naiveLookup: JWTVerifyGetKey = ({ alg, kid }) => {
+      if (kid !== 'k1') throw new errors.JWKSNoMatchingKey();
+      return alg?.startsWith('HS') ? pem : keys.publicKey;
+    };
+    const confused = await sign(WRITER, { key: pem, alg: 'HS256' });
+    const { send, created } = await startApp({ algorithms: ['RS256'], keyLookup: naiveLookup });
+    await expectInvalidToken(await send(confused));
+    expect((await send(await sign(WRITER))).status).toBe(200);
+    expect(created).toHaveLength(1);
   });
 
   it('accepts ES256 and EdDSA tokens only when the allow-list names them', async () => {

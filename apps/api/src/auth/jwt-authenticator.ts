@@ -1,5 +1,17 @@
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  type ExportedJWKSCache,
+  errors,
+  type JWKSCacheInput,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  jwksCache,
+  jwtVerify,
+} from 'jose';
 import { type Authenticator, AuthUnavailableError } from './authenticator.ts';
+import { JWT_DEFAULTS } from './jwt-defaults.ts';
 import { hashToken } from './token-hash.ts';
 
 export type JwtOptions = {
@@ -14,6 +26,22 @@ export type JwtOptions = {
    * that tokens with made-up key ids cannot make the service hammer the identity provider.
    */
   jwksCooldownMs?: number;
+  /** How far the identity provider's clock may be from ours when `exp` and `nbf` are checked. */
+  clockToleranceMs?: number;
+  /** How long fetched keys are used before they are fetched again (jose's `cacheMaxAge`). */
+  jwksCacheMaxAgeMs?: number;
+  /**
+   * Once the keys are that old and cannot be fetched again, how much longer they still verify
+   * tokens before the service answers 503: an identity provider's outage is not one of the service.
+   */
+  jwksMaxStaleMs?: number;
+  /** Milliseconds since the epoch; the system's by default (tests move it to age the keys). */
+  now?: () => number;
+  /**
+   * Where verification keys come from instead of the JWKS: for tests that need a lookup jose's
+   * JWKS would never perform, such as one handing an RSA key's PEM to HMAC.
+   */
+  keyLookup?: JWTVerifyGetKey;
 };
 
 /** The token itself is bad: 401 invalid_token. Anything else means the keys cannot be had: 503. */
@@ -37,7 +65,13 @@ const scopesOf = (payload: JWTPayload): Set<string> => {
   return new Set();
 };
 
-/** Verifies JWTs against a remote JWKS (cached, refetched for unknown key ids) with jose. */
+const isTokenError = (error: unknown): boolean => TOKEN_ERRORS.some((type) => error instanceof type);
+
+/**
+ * Verifies JWTs against a remote JWKS (cached, refetched for unknown key ids) with jose. Tokens
+ * must carry `exp`. When the keys are due to be fetched again and cannot be, the keys last fetched
+ * keep verifying for `jwksMaxStaleMs`, without a fetch per request meanwhile (one per cooldown).
+ */
 export const jwtAuthenticator = ({
   jwksUrl,
   issuer,
@@ -45,18 +79,61 @@ export const jwtAuthenticator = ({
   algorithms,
   jwksTimeoutMs = 3000,
   jwksCooldownMs = 30_000,
+  clockToleranceMs = JWT_DEFAULTS.clockToleranceMs,
+  jwksCacheMaxAgeMs = JWT_DEFAULTS.jwksCacheMaxAgeMs,
+  jwksMaxStaleMs = JWT_DEFAULTS.jwksMaxStaleMs,
+  now = Date.now,
+  keyLookup,
 }: JwtOptions): Authenticator => {
-  const keys = createRemoteJWKSet(new URL(jwksUrl), {
-    timeoutDuration: jwksTimeoutMs,
-    cooldownDuration: jwksCooldownMs,
-  });
-  return async (token) => {
+  // jose records here the keys it last fetched, and when.
+  const fetched: JWKSCacheInput = {};
+  const keys =
+    keyLookup ??
+    createRemoteJWKSet(new URL(jwksUrl), {
+      timeoutDuration: jwksTimeoutMs,
+      cooldownDuration: jwksCooldownMs,
+      cacheMaxAge: jwksCacheMaxAgeMs,
+      [jwksCache]: fetched,
+    });
+  const options: JWTVerifyOptions = {
+    issuer,
+    audience,
+    algorithms: [...algorithms],
+    requiredClaims: ['exp'],
+    clockTolerance: clockToleranceMs / 1000,
+  };
+  let failedAt = Number.NEGATIVE_INFINITY;
+  let stale: { uat: number; keys: ReturnType<typeof createLocalJWKSet> } | undefined;
+  /** The keys last fetched, while they may still be used although they could not be fetched again. */
+  const staleKeys = () => {
+    const { jwks, uat } = fetched as Partial<ExportedJWKSCache>;
+    if (jwks === undefined || uat === undefined || now() - uat > jwksCacheMaxAgeMs + jwksMaxStaleMs) return undefined;
+    if (stale?.uat !== uat) stale = { uat, keys: createLocalJWKSet(jwks) };
+    return stale.keys;
+  };
+  const identify = (token: string, payload: JWTPayload) => {
+    const subject = payload.sub ?? hashToken(token).toString('hex').slice(0, 16);
+    return { key: `jwt:${subject}`, scopes: scopesOf(payload) };
+  };
+  const verifyStale = async (token: string, stale: ReturnType<typeof createLocalJWKSet>) => {
     try {
-      const { payload } = await jwtVerify(token, keys, { issuer, audience, algorithms: [...algorithms] });
-      const subject = payload.sub ?? hashToken(token).toString('hex').slice(0, 16);
-      return { key: `jwt:${subject}`, scopes: scopesOf(payload) };
+      return identify(token, (await jwtVerify(token, stale, options)).payload);
     } catch (error) {
-      if (TOKEN_ERRORS.some((type) => error instanceof type)) return undefined;
+      if (isTokenError(error)) return undefined;
+      throw error;
+    }
+  };
+  return async (token) => {
+    // A fetch failed a moment ago: the stale keys answer without waiting on another one.
+    const recent = now() - failedAt < jwksCooldownMs ? staleKeys() : undefined;
+    if (recent) return verifyStale(token, recent);
+    try {
+      return identify(token, (await jwtVerify(token, keys, options)).payload);
+    } catch (error) {
+      if (isTokenError(error)) return undefined;
+      failedAt = now();
+      const fallback = staleKeys();
+      if (fallback) return verifyStale(token, fallback);
       throw new AuthUnavailableError('The keys that verify access tokens cannot be fetched.', { cause: error });
     }
   };
