@@ -141,14 +141,14 @@ const sql = {
                    FROM webhook_deliveries d CROSS JOIN webhook_settings s
                    WHERE d.endpoint_id = $1 ORDER BY d.seq DESC LIMIT $2`,
   // Takes turns across endpoints: each enabled endpoint's due deliveries in order, up to its room
-  // ($4 less what the claiming worker has in flight there), ranked so that every endpoint's first
+  // (as listed in $5/$6, else $4), ranked so that every endpoint's first
   // comes before any endpoint's second. SKIP LOCKED: replicas claiming at once each take different
   // rows instead of queueing behind one another. A row another replica claimed and committed is no
   // longer due (the lease moved next_attempt_at to its end), and READ COMMITTED re-checks that
   // condition on the newest version of a row it locks. A replica that dies holding a lease holds
   // nothing once the lease ends: the delivery is due again and its peers take it over.
   claimDue: `WITH room AS (
-               SELECT e.id, $4::int - coalesce(b.n, 0) AS room
+               SELECT e.id, coalesce(b.n, $4::int) AS room
                FROM webhook_endpoints e LEFT JOIN unnest($5::text[], $6::int[]) AS b (id, n) ON b.id = e.id
                WHERE e.enabled
              ), due AS (
@@ -358,7 +358,7 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  claimDue({ limit, leaseMs, perEndpoint, inFlight }: ClaimOptions): Promise<ClaimedDelivery[]> {
+  claimDue({ limit, leaseMs, perEndpoint, room }: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.#run(async () => {
       // The fan-out and the claim are parsed and planned at every call, and the delivery worker
       // calls every 20 ms while the machine is busy, webhooks in use or not. After a claim that
@@ -375,8 +375,8 @@ export class PostgresWebhookStore implements WebhookStore {
         leaseMs,
         token,
         perEndpoint,
-        [...inFlight.keys()],
-        [...inFlight.values()],
+        [...room.keys()],
+        [...room.values()],
       ]);
       this.#idle = rows.length === 0;
       return rows.map((row) => {

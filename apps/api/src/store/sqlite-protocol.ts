@@ -67,7 +67,7 @@ export type Operations = {
   deleteEndpoint: { args: [id: string, batch: number]; result: boolean | null };
   /** → delivery rows newest first, or null when there is no such endpoint. */
   listDeliveries: { args: [endpointId: string, limit: number]; result: DeliveryRow[] | null };
-  /** → claimed delivery rows; `inFlight` is [endpoint id, attempts in flight, …]. */
+  /** → claimed delivery rows; `room` is [endpoint id, most to claim of it, …], `perEndpoint` for the others. */
   claimDue: {
     args: [
       now: number,
@@ -75,7 +75,7 @@ export type Operations = {
       leaseUntil: number,
       leaseToken: string,
       perEndpoint: number,
-      inFlight: (string | number)[],
+      room: (string | number)[],
     ];
     result: ClaimedRow[];
   };

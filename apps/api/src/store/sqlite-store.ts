@@ -273,7 +273,7 @@ export class SqlitePlantStore implements PlantStore {
         limit,
       );
     },
-    claimDue: ({ limit, leaseMs, perEndpoint, inFlight }) => {
+    claimDue: ({ limit, leaseMs, perEndpoint, room }) => {
       const token = randomUUID();
       const now = this.#clock.now();
       return this.#submit(
@@ -286,7 +286,7 @@ export class SqlitePlantStore implements PlantStore {
         now + leaseMs,
         token,
         perEndpoint,
-        [...inFlight].flat(),
+        [...room].flat(),
       );
     },
     recordAttempt: async (claim, result) => (await this.webhooks.recordAttempts([{ claim, result }]))[0] === true,

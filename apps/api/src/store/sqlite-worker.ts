@@ -399,12 +399,12 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       if (webhooks.getEndpoint.get(id) === undefined) return null;
       return webhooks.withIds(webhooks.listDeliveries.all(id, limit) as { seq: bigint }[]) as unknown as DeliveryRow[];
     },
-    claimDue: (claimNow, limit, until, token, perEndpoint, inFlight) => {
+    claimDue: (claimNow, limit, until, token, perEndpoint, room) => {
       beginWrite();
       // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
       // while the worker steps back for requests.
       fanOut(FAN_OUT_PER_CLAIMED * limit);
-      const claimed = claimFairly(claimNow, limit, until, token, perEndpoint, inFlight);
+      const claimed = claimFairly(claimNow, limit, until, token, perEndpoint, room);
       const rows: ClaimedRow[] = [];
       for (const { seq } of claimed) {
         const row = webhooks.claimed.get({ seq, now: claimNow }) as unknown as ClaimedRow | undefined;
@@ -486,16 +486,15 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     until: number,
     token: string,
     perEndpoint: number,
-    inFlight: (string | number)[],
+    room: (string | number)[],
   ): { seq: bigint }[] => {
-    const busy = new Map<string, number>();
-    for (let index = 0; index < inFlight.length; index += 2)
-      busy.set(inFlight[index] as string, inFlight[index + 1] as number);
+    const listed = new Map<string, number>();
+    for (let index = 0; index < room.length; index += 2) listed.set(room[index] as string, room[index + 1] as number);
     const candidates: { seq: bigint; due: bigint; turn: number }[] = [];
     for (const { id } of webhooks.claimEndpoints.all() as { id: string }[]) {
-      const room = perEndpoint - (busy.get(id) ?? 0);
-      if (room <= 0) continue;
-      const due = webhooks.dueOf.all(id, now, Math.min(room, limit)) as { seq: bigint; due: bigint }[];
+      const most = listed.get(id) ?? perEndpoint;
+      if (most <= 0) continue;
+      const due = webhooks.dueOf.all(id, now, Math.min(most, limit)) as { seq: bigint; due: bigint }[];
       for (const [turn, row] of due.entries()) candidates.push({ ...row, turn });
     }
     candidates.sort((a, b) => a.turn - b.turn || (a.due < b.due ? -1 : a.due > b.due ? 1 : 0));

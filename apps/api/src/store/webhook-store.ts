@@ -113,10 +113,13 @@ export type ClaimOptions = {
   limit: number;
   /** How long the claim holds; past it, another worker (of any process) may take the delivery over. */
   leaseMs: number;
-  /** At most this many attempts in flight per endpoint, counting `inFlight`. */
+  /** At most this many deliveries of an endpoint that `room` does not list. */
   perEndpoint: number;
-  /** Attempts the claiming worker has in flight, by endpoint id: their endpoints get that much less. */
-  inFlight: ReadonlyMap<string, number>;
+  /**
+   * At most this many deliveries of each endpoint listed (0: none), in place of `perEndpoint`: the
+   * claiming worker's room under the endpoint's window, less what it has in flight there.
+   */
+  room: ReadonlyMap<string, number>;
 };
 
 export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
@@ -153,7 +156,7 @@ export interface WebhookStore {
   /**
    * Leases pending deliveries of enabled endpoints that are due and not leased (or whose lease ran
    * out), taking turns across endpoints: each endpoint's oldest due first, then each one's second,
-   * and so on, never more than its room under `perEndpoint`. A lease moves the delivery's next
+   * and so on, never more than its room (`room`, else `perEndpoint`). A lease moves the delivery's next
    * attempt to the lease's end, so leased deliveries cost later claims nothing.
    */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;

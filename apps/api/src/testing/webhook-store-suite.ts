@@ -54,7 +54,7 @@ export const fixedTracing: Tracing = {
 };
 
 const claimAll = (store: PlantStore) =>
-  store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, inFlight: new Map() });
+  store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, room: new Map() });
 
 /**
  * A create made with tracing on keeps its traceparent with its outbox event; the delivery fanned
@@ -86,8 +86,8 @@ export const expectOutboxKeptWithoutTraceparent = async (store: PlantStore): Pro
 
 /** The webhook behaviour every backend must show; part of describePlantStore. */
 export const describeWebhookStore = (store: () => PlantStore): void => {
-  const claim = (limit: number, leaseMs: number, perEndpoint = limit, inFlight = new Map<string, number>()) =>
-    store().webhooks.claimDue({ limit, leaseMs, perEndpoint, inFlight });
+  const claim = (limit: number, leaseMs: number, perEndpoint = limit, room = new Map<string, number>()) =>
+    store().webhooks.claimDue({ limit, leaseMs, perEndpoint, room });
 
   const register = async (endpoint = newEndpoint()): Promise<StoredEndpoint> => {
     const created = await store().webhooks.createEndpoint(endpoint, 100);
@@ -493,8 +493,8 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const other = await register();
       await store().create({ id: 5n, name: 'One' });
       await store().create({ id: 6n, name: 'Two' });
-      // The other endpoint has its one attempt in flight: only the gone one's first is claimed.
-      const [goneClaim] = await claim(1, 60_000, 1, new Map([[other.id, 1]]));
+      // The other endpoint has no room: only the gone one's first is claimed.
+      const [goneClaim] = await claim(1, 60_000, 1, new Map([[other.id, 0]]));
       expect(goneClaim?.endpointId).toBe(gone.id);
       expect(
         await store().webhooks.recordAttempt(goneClaim as ClaimedDelivery, {
@@ -563,7 +563,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await claim(10, 60_000)).toStrictEqual([]);
     });
 
-    it('takes turns across endpoints, each within its room under the per-endpoint limit', async () => {
+    it('takes turns across endpoints, each within its room (listed, else the per-endpoint limit)', async () => {
       const a = await register();
       const b = await register();
       for (let id = 30n; id < 36n; id++) await store().create({ id, name: `Plant ${id}` });
@@ -572,14 +572,14 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       // Every endpoint's first before any endpoint's second.
       const first = await claim(4, 60_000, 10);
       expect(endpointsOf(first)).toStrictEqual([a.id, a.id, b.id, b.id].sort());
-      // a has 3 in flight of at most 3: only b's remain to claim, at most 3 less its 1 in flight.
+      // a has no room left, b room for 2: only b's remain to claim, 2 of them.
       const second = await claim(
         10,
         60_000,
         3,
         new Map([
-          [a.id, 3],
-          [b.id, 1],
+          [a.id, 0],
+          [b.id, 2],
         ]),
       );
       expect(endpointsOf(second)).toStrictEqual([b.id, b.id]);

@@ -8,6 +8,7 @@ import type { Metrics } from '../ops/metrics.ts';
 import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../store/webhook-store.ts';
+import { type Attempt, createEndpointWindows, MAX_WINDOW, signalOf } from './endpoint-windows.ts';
 import { createHostResolver, type HostResolver } from './host-resolver.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
@@ -37,13 +38,16 @@ export type WebhookDeliveryOptions = {
   onAnnounce?: (listener: () => void) => () => void;
   /** How long an idle worker waits before looking for due deliveries again. Default 1000. */
   pollIntervalMs?: number;
-  /** Attempts in flight at most; also the most deliveries this process holds. Default 16. */
+  /**
+   * Prompt slots: attempts in flight at most to endpoints that answer within SLOW_ATTEMPT_MS (see
+   * endpoint-windows.ts). Default 64.
+   */
   concurrency?: number;
   /**
-   * Attempts in flight at most per endpoint (2 while the machine is saturated): an endpoint that
-   * hangs holds this many slots, the others share the rest. Default 4.
+   * Lingering slots: attempts in flight at most to slow endpoints (that hang, answer slowly or
+   * fail), between them. With `concurrency`, the most deliveries this process holds. Default 64.
    */
-  perEndpoint?: number;
+  lingering?: number;
   /**
    * Requests come first when the machine's cores are idle less than this share of the time (0 to
    * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the worker then keeps at most
@@ -80,10 +84,10 @@ const LEASE_MARGIN_MS = 30_000;
 /** While the event loop is saturated: the pause between claims (of one delivery each). */
 const SATURATED_PAUSE_MS = 20;
 /**
- * While the machine is saturated: attempts in flight, and per endpoint. With the pause, at most 100
- * deliveries a second to an endpoint (200 in all): a few % of a core, and enough to keep up with a
- * steady trickle of plants on a machine that other processes keep busy. An endpoint that hangs
- * holds half the slots, so the others still get their 100 a second.
+ * While the machine is saturated: prompt slots and attempts per claim, and attempts per endpoint.
+ * With the pause, at most 100 deliveries a second to an endpoint (200 in all): a few % of a core,
+ * and enough to keep up with a steady trickle of plants on a machine that other processes keep
+ * busy. An endpoint that hangs moves to a lingering slot, so the others still get their 100 a second.
  */
 const SATURATED_CONCURRENCY = 4;
 const SATURATED_PER_ENDPOINT = 2;
@@ -198,16 +202,20 @@ export const attemptResult = (
   return { outcome: 'retry', retryInMs, ...withStatus, error };
 };
 
-/** Delivery attempts in flight at most, by default; each holds at most one store operation at a time. */
-export const DELIVERY_CONCURRENCY = 16;
+/**
+ * Prompt delivery slots, by default: two endpoints at the largest window (MAX_WINDOW); each attempt
+ * holds at most one store operation at a time.
+ */
+export const DELIVERY_CONCURRENCY = 2 * MAX_WINDOW;
 
 /**
  * Drains the outbox off the request path: claims due deliveries (leased, so replicas share the
- * work and a crashed one's deliveries come back), at most `concurrency` at a time and `perEndpoint`
- * per endpoint, taking turns across endpoints, signs and POSTs each, and records the outcome.
- * Memory is bounded by `concurrency`; a receiver that hangs holds its `perEndpoint` slots for at
- * most the timeout while the others keep the rest, and creates never wait for any of this. It also
- * deletes the deliveries finished longer ago than the retention (see webhook-retention.ts).
+ * work and a crashed one's deliveries come back), each endpoint within a window of attempts in
+ * flight that follows its receiver, taking turns across endpoints, signs and POSTs each, and
+ * records the outcome. Receivers that hang, answer slowly or fail share the lingering slots, so
+ * that those that answer keep the prompt ones (endpoint-windows.ts). Memory is bounded by
+ * `concurrency + lingering`, and creates never wait for any of this. It also deletes the
+ * deliveries finished longer ago than the retention (see webhook-retention.ts).
  */
 export const startWebhookDelivery = ({
   store,
@@ -217,7 +225,7 @@ export const startWebhookDelivery = ({
   secrets = plainSecrets,
   pollIntervalMs = 1_000,
   concurrency = DELIVERY_CONCURRENCY,
-  perEndpoint = 4,
+  lingering = concurrency,
   stopGraceMs = 5_000,
   yieldBelowIdleShare = 0.15,
   servesRequests = true,
@@ -229,7 +237,8 @@ export const startWebhookDelivery = ({
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
   const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
-  const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency, resolver });
+  // Every attempt in flight has its socket: none waits in the agent's queue, its timeout running.
+  const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency + lingering, resolver });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
   const disableAfterMs = config.disableAfterMs ?? WEBHOOK_DEFAULTS.disableAfterMs;
   /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */
@@ -237,8 +246,7 @@ export const startWebhookDelivery = ({
   /** Whether delivered attempts are logged: when not, nothing is spent describing them. */
   const debug = log.isLevelEnabled('debug');
   const inFlight = new Set<Promise<void>>();
-  /** Attempts in flight by endpoint id, told to each claim so that it gives busy endpoints less. */
-  const byEndpoint = new Map<string, number>();
+  const windows = createEndpointWindows({ lingering, clock });
   const isSaturated = saturation(yieldBelowIdleShare, servesRequests);
   let stopping = false;
   /**
@@ -305,7 +313,8 @@ export const startWebhookDelivery = ({
       if (finished.length === 1) setImmediate(recordFinished);
     });
 
-  const attempt = async (delivery: ClaimedDelivery): Promise<void> => {
+  /** Attempts, POSTs and records one delivery; tells `windows` what the receiver's answer says of it. */
+  const attempt = async (delivery: ClaimedDelivery, started: Attempt): Promise<void> => {
     const body = stringifyExactJson(delivery.plant);
     // The new secret, and the previous one while its rotation grace lasts: receivers switch without a gap.
     const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
@@ -321,12 +330,18 @@ export const startWebhookDelivery = ({
     // from the create's own span as stored (the create was traced by another process).
     const traceparent = span ? span.traceparent : delivery.traceparent;
     if (traceparent !== undefined) headers.traceparent = traceparent;
+    const sentAt = clock.now();
     const outcome = await postWebhook(delivery.url, body, headers, {
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,
       agents,
       clock,
     });
+    windows.finished(
+      started,
+      signalOf(outcome, clock.now() - sentAt),
+      'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined,
+    );
     const result = attemptResult(outcome, delivery.attempts, config.retryDelaysMs, random);
     let recorded: DeliveryOutcome = result.outcome;
     try {
@@ -386,22 +401,34 @@ export const startWebhookDelivery = ({
     }
   };
 
+  /** The next poll, or sooner when an endpoint's pause ends or a slot frees without an attempt ending. */
+  const nextPoll = () => Math.min(pollIntervalMs, windows.nextChangeInMs() ?? pollIntervalMs);
+
   const run = async (): Promise<void> => {
     while (!stopping) {
       const saturated = isSaturated();
-      const room = (saturated ? SATURATED_CONCURRENCY : concurrency) - inFlight.size;
-      if (room <= 0) {
-        await (saturated ? pause(SATURATED_PAUSE_MS, { onFreedSlot: false }) : Promise.race(inFlight));
+      const plan = windows.plan(
+        saturated
+          ? { concurrency: SATURATED_CONCURRENCY, perEndpoint: SATURATED_PER_ENDPOINT }
+          : { concurrency, perEndpoint: MAX_WINDOW },
+      );
+      // An attempt's slot is free once its receiver answered, while its outcome is still being
+      // recorded: what this process holds is bounded apart.
+      const limit = Math.min(
+        plan.limit,
+        concurrency + lingering - inFlight.size,
+        saturated ? SATURATED_CONCURRENCY : Number.POSITIVE_INFINITY,
+      );
+      if (limit <= 0) {
+        // Until an attempt ends, or the oldest prompt one turns slow and frees its slot.
+        await (saturated
+          ? pause(SATURATED_PAUSE_MS, { onFreedSlot: false })
+          : pause(nextPoll(), { onFreedSlot: true }));
         continue;
       }
       let claimed: ClaimedDelivery[];
       try {
-        claimed = await store.webhooks.claimDue({
-          limit: room,
-          leaseMs,
-          perEndpoint: saturated ? SATURATED_PER_ENDPOINT : perEndpoint,
-          inFlight: byEndpoint,
-        });
+        claimed = await store.webhooks.claimDue({ ...plan, limit, leaseMs });
       } catch (error) {
         if (stopping) break;
         log.warn({ err: error }, 'could not claim webhook deliveries; trying again shortly');
@@ -409,17 +436,15 @@ export const startWebhookDelivery = ({
         continue;
       }
       for (const delivery of claimed) {
-        const { endpointId } = delivery;
-        const running = attempt(delivery).catch((error: unknown) => {
+        const started = windows.started(delivery.endpointId);
+        const running = attempt(delivery, started).catch((error: unknown) => {
           log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt failed unexpectedly');
         });
         inFlight.add(running);
-        byEndpoint.set(endpointId, (byEndpoint.get(endpointId) ?? 0) + 1);
         void running.finally(() => {
+          // Its slot back even when the attempt failed before the receiver could say anything.
+          windows.finished(started, 'neutral');
           inFlight.delete(running);
-          const left = (byEndpoint.get(endpointId) ?? 1) - 1;
-          if (left === 0) byEndpoint.delete(endpointId);
-          else byEndpoint.set(endpointId, left);
           // A freed slot may take the next due delivery at once.
           slotFreed?.();
         });
@@ -429,7 +454,7 @@ export const startWebhookDelivery = ({
       if (saturated) await pause(SATURATED_PAUSE_MS, { onFreedSlot: false });
       // A full claim suggests more are due; otherwise wait, unless an attempt finishes or plants are
       // announced first.
-      else if (claimed.length < room) await pause(pollIntervalMs, { onFreedSlot: true });
+      else if (claimed.length < limit) await pause(nextPoll(), { onFreedSlot: true });
     }
   };
 

@@ -276,16 +276,21 @@ describe('webhook delivery over HTTP', () => {
     for (const request of hook.received) expect(() => verify(endpoint.secret, request)).not.toThrow();
   });
 
-  it('delivers several to an endpoint at once', async () => {
+  it('delivers several to an endpoint at once once it has answered quickly', async () => {
     const { base } = await startService();
     const hook = await receiver();
     await register(base, hook.url);
-    hook.answer('hold');
-    for (let id = 1n; id <= 4n; id++) {
+    // A new endpoint gets one at a time; each quick answer adds one, up to 4 (then more slowly).
+    hook.answer((_request, index) => (index < 3 ? { status: 204 } : 'hold'));
+    for (let id = 1n; id <= 3n; id++) {
+      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+      await hook.waitFor(Number(id));
+    }
+    for (let id = 4n; id <= 7n; id++) {
       expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
     }
     // None is answered before all four have arrived.
-    await hook.waitFor(4);
+    await hook.waitFor(7);
     expect(hook.mostAtOnce()).toBe(4);
     hook.release();
   });
@@ -296,27 +301,65 @@ describe('webhook delivery over HTTP', () => {
     const { base, store, stopDelivery } = await startService({ yieldBelowIdleShare: 1.01, clock });
     const hook = await receiver();
     const endpoint = await register(base, hook.url);
-    hook.answer('hold');
-    for (let id = 1n; id <= 4n; id++) {
+    // Three quick answers first: its window is 4, more than is allowed while saturated.
+    hook.answer((_request, index) => (index < 3 ? { status: 204 } : 'hold'));
+    for (let id = 1n; id <= 3n; id++) {
+      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+      await advanceUntil(clock, 20, () => hook.received.length === Number(id));
+    }
+    await advanceUntil(clock, 20, async () =>
+      (await deliveries(base, endpoint.id)).every(({ status }) => status === 'delivered'),
+    );
+    for (let id = 4n; id <= 7n; id++) {
       expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
     }
     const claims = vi.spyOn(store.webhooks, 'claimDue');
-    await advanceUntil(clock, 20, () => hook.received.length >= 2);
+    await advanceUntil(clock, 20, () => hook.received.length >= 5);
     // Claims made while those two are held, at least one of them after they arrived, give nothing more.
     const made = claims.mock.calls.length;
     await advanceUntil(clock, 20, () => claims.mock.calls.length > made);
     const claimed = await Promise.all(claims.mock.results.map(({ value }) => value));
     expect(claimed.flat()).toHaveLength(2);
-    expect(hook.received).toHaveLength(2);
+    expect(hook.received).toHaveLength(5);
     // Once answered, the next two go.
     hook.answer({ status: 200 });
     hook.release();
-    await advanceUntil(clock, 20, () => hook.received.length === 4);
+    await advanceUntil(clock, 20, () => hook.received.length === 7);
     await stopDelivery();
     expect((await deliveries(base, endpoint.id)).map((delivery) => delivery.status)).toStrictEqual(
-      Array(4).fill('delivered'),
+      Array(7).fill('delivered'),
     );
     expect(hook.mostAtOnce()).toBe(2);
+  });
+
+  it("sends an endpoint nothing more until its receiver's Retry-After has passed", async () => {
+    const clock = manualClock();
+    const { base, store } = await startService({ retryDelaysMs: [1_000, 1_000], clock });
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    hook.answer((_request, index) =>
+      index === 0 ? { status: 429, headers: { 'retry-after': '60' } } : { status: 204 },
+    );
+    expect((await postPlant(base, TEST_TOKEN, { id: 1n, name: 'First' })).status).toBe(200);
+    await until(
+      () => deliveries(base, endpoint.id),
+      ([first]) => first?.attempts === 1,
+    );
+    // The announcement (or the next poll) wakes the worker: its claim, and those of every poll for
+    // most of the minute, give nothing.
+    const claims = vi.spyOn(store.webhooks, 'claimDue');
+    expect((await postPlant(base, TEST_TOKEN, { id: 2n, name: 'Second' })).status).toBe(200);
+    await advanceUntil(clock, 50, () => claims.mock.calls.length > 0);
+    for (let second = 0; second < 58; second++) await clock.advance(1_000);
+    const claimed = await Promise.all(claims.mock.results.map(({ value }) => value));
+    expect(claimed.flat()).toHaveLength(0);
+    expect(hook.received).toHaveLength(1);
+    // Then the retry and the second plant go.
+    await advanceUntil(clock, 1_000, () => hook.received.length === 3);
+    await until(
+      () => deliveries(base, endpoint.id),
+      (all) => all.every((delivery) => delivery.status === 'delivered'),
+    );
   });
 
   it('gives up after the last retry: the delivery is failed', async () => {
@@ -373,7 +416,8 @@ describe('webhook delivery over HTTP', () => {
     // Creates are answered while an attempt hangs with no timeout to end it.
     for (let id = 2n; id <= 20n; id++)
       expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
-    await advanceUntil(clock, 300, async () => {
+    // Once its attempts time out, the endpoint gets one at a time, each after a pause of at most 10 s.
+    await advanceUntil(clock, 10_000, async () => {
       const all = await deliveries(base, endpoint.id);
       return all.length === 20 && all.every((delivery) => delivery.attempts === 1);
     });

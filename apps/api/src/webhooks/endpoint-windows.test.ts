@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import { manualClock } from '../testing/manual-clock.ts';
+import {
+  type Attempt,
+  createEndpointWindows,
+  type EndpointWindows,
+  INITIAL_WINDOW,
+  MAX_WINDOW,
+  SLOW_ATTEMPT_MS,
+  SLOW_START_WINDOW,
+  signalOf,
+} from './endpoint-windows.ts';
+
+const LIMITS = { concurrency: 64, perEndpoint: MAX_WINDOW };
+
+/** The room a claim would give the endpoint: listed, else that of any endpoint. */
+const roomOf = (windows: EndpointWindows, id: string, limits = LIMITS): number => {
+  const plan = windows.plan(limits);
+  return Math.min(plan.room.get(id) ?? plan.perEndpoint, plan.limit);
+};
+
+/** As the store claims: every endpoint's first before any endpoint's second, each within its room. */
+const claim = (windows: EndpointWindows, due: string[], limits = LIMITS): Attempt[] => {
+  const plan = windows.plan(limits);
+  const left = new Map(due.map((id) => [id, plan.room.get(id) ?? plan.perEndpoint]));
+  const started: Attempt[] = [];
+  for (let turn = 0; started.length < plan.limit; turn++) {
+    let any = false;
+    for (const id of due) {
+      if ((left.get(id) ?? 0) <= turn || started.length >= plan.limit) continue;
+      started.push(windows.started(id));
+      any = true;
+    }
+    if (!any) break;
+  }
+  return started;
+};
+
+/** Starts as many attempts as the endpoint's room allows and ends each with `signal`; how many. */
+const round = (windows: EndpointWindows, id: string, signal: 'quick' | 'slow' | 'congested'): number => {
+  const attempts = claim(windows, [id]);
+  for (const attempt of attempts) windows.finished(attempt, signal);
+  return attempts.length;
+};
+
+describe('signalOf', () => {
+  it('reads quick and slow 2xx, congestion, and answers that say nothing of load', () => {
+    expect(signalOf({ status: 204 }, SLOW_ATTEMPT_MS - 1)).toBe('quick');
+    expect(signalOf({ status: 200 }, SLOW_ATTEMPT_MS)).toBe('slow');
+    for (const congested of [
+      { status: 429 },
+      { status: 503 },
+      { status: 500 },
+      { error: 'No 2xx answer within 15000 ms.' },
+    ])
+      expect(signalOf(congested, 10)).toBe('congested');
+    expect(signalOf({ error: 'Connection failed: ECONNREFUSED.' }, 1)).toBe('congested');
+    for (const neutral of [{ status: 400 }, { status: 410 }, { status: 302 }, { error: 'Refused', refused: true }])
+      expect(signalOf(neutral, 10)).toBe('neutral');
+  });
+});
+
+describe('endpoint windows', () => {
+  it('gives a receiver that answers quickly more in flight: one per answer, then one per window of answers, up to the cap', () => {
+    const windows = createEndpointWindows({ lingering: 64, clock: manualClock() });
+    expect(INITIAL_WINDOW).toBe(1);
+    expect(round(windows, 'fast', 'quick')).toBe(1);
+    expect(round(windows, 'fast', 'quick')).toBe(2);
+    expect(round(windows, 'fast', 'quick')).toBe(SLOW_START_WINDOW);
+    expect(round(windows, 'fast', 'quick')).toBe(SLOW_START_WINDOW + 1);
+    expect(round(windows, 'fast', 'quick')).toBe(SLOW_START_WINDOW + 2);
+    for (let rounds = 0; rounds < 100; rounds++) round(windows, 'fast', 'quick');
+    expect(windows.windowOf('fast')).toBe(MAX_WINDOW);
+    expect(roomOf(windows, 'fast')).toBe(MAX_WINDOW);
+  });
+
+  it('holds the window of a receiver that answers 2xx slowly', () => {
+    const windows = createEndpointWindows({ lingering: 64, clock: manualClock() });
+    for (let rounds = 0; rounds < 5; rounds++) expect(round(windows, 'slow', 'slow')).toBe(INITIAL_WINDOW);
+    expect(windows.windowOf('slow')).toBe(INITIAL_WINDOW);
+  });
+
+  it('halves the window of a receiver that times out, fails or refuses, down to 1, and backs off', async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 64, clock });
+    // Grown first, as a receiver that was healthy.
+    for (let rounds = 0; rounds < 20; rounds++) round(windows, 'ep', 'quick');
+    const grown = windows.windowOf('ep');
+    expect(grown).toBeGreaterThan(8);
+    /** One attempt of those claimed times out; the others end saying nothing of load. */
+    const oneTimesOut = () => {
+      const [first, ...others] = claim(windows, ['ep']);
+      windows.finished(first as Attempt, 'congested');
+      for (const attempt of others) windows.finished(attempt, 'neutral');
+    };
+    oneTimesOut();
+    expect(windows.windowOf('ep')).toBe(Math.floor(grown / 2));
+    // Paused 100 ms after the first signal in a row, then 200, 400…
+    expect(roomOf(windows, 'ep')).toBe(0);
+    await clock.advance(100);
+    expect(roomOf(windows, 'ep')).toBe(Math.floor(grown / 2));
+    for (const pauseMs of [200, 400, 800, 1_600]) {
+      oneTimesOut();
+      await clock.advance(pauseMs - 1);
+      expect(roomOf(windows, 'ep')).toBe(0);
+      await clock.advance(1);
+    }
+    expect(windows.windowOf('ep')).toBe(1);
+    expect(roomOf(windows, 'ep')).toBe(1);
+    // A quick 2xx ends the streak: it grows again from where it is.
+    windows.finished(claim(windows, ['ep'])[0] as Attempt, 'quick');
+    expect(roomOf(windows, 'ep')).toBe(2);
+  });
+
+  it("pauses an endpoint for a 429's or 503's Retry-After", async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 64, clock });
+    const [limited, ...others] = claim(windows, ['ep']);
+    windows.finished(limited as Attempt, 'congested', 30_000);
+    for (const attempt of others) windows.finished(attempt, 'neutral');
+    await clock.advance(29_999);
+    expect(roomOf(windows, 'ep')).toBe(0);
+    expect(windows.nextChangeInMs()).toBe(1);
+    await clock.advance(1);
+    expect(roomOf(windows, 'ep')).toBe(1);
+  });
+
+  it('keeps the prompt slots for receivers that answer while 1, 4 or 16 hang', async () => {
+    for (const count of [1, 4, 16]) {
+      const clock = manualClock();
+      const windows = createEndpointWindows({ lingering: 16, clock });
+      const limits = { concurrency: 16, perEndpoint: MAX_WINDOW };
+      const hanging = Array.from({ length: count }, (_, index) => `hanging${index}`);
+      // Every receiver new, each with a backlog: the hanging ones take what they are given.
+      const first = claim(windows, [...hanging, 'healthy'], limits);
+      const held = first.filter(({ endpointId }) => endpointId !== 'healthy');
+      for (const attempt of first) if (attempt.endpointId === 'healthy') windows.finished(attempt, 'quick');
+      // Once their attempts are slow, the hanging receivers hold lingering slots, at most all 16.
+      await clock.advance(SLOW_ATTEMPT_MS);
+      for (let step = 0; step < 20; step++) {
+        const attempts = claim(windows, [...hanging, 'healthy'], limits);
+        held.push(...attempts.filter(({ endpointId }) => endpointId !== 'healthy'));
+        const healthy = attempts.filter(({ endpointId }) => endpointId === 'healthy');
+        expect(healthy.length, `beside ${count} hanging, step ${step}`).toBeGreaterThan(0);
+        for (const attempt of healthy) windows.finished(attempt, 'quick');
+        await clock.advance(SLOW_ATTEMPT_MS);
+      }
+      // Each never answered: it holds the one attempt a new endpoint starts with.
+      expect(held.length).toBe(count);
+      expect(windows.windowOf('healthy')).toBeGreaterThan(INITIAL_WINDOW);
+      // Timed out at last: each hanging receiver is down to one at a time, after its pause.
+      for (const attempt of held) windows.finished(attempt, 'congested');
+      await clock.advance(10_000);
+      const retried = claim(windows, hanging, limits);
+      expect(retried).toHaveLength(Math.min(count, 16));
+    }
+  });
+
+  it('takes turns among slow endpoints when there are more than lingering slots', async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 4, clock });
+    const limits = { concurrency: 16, perEndpoint: MAX_WINDOW };
+    const slow = Array.from({ length: 8 }, (_, index) => `slow${index}`);
+    for (const attempt of claim(windows, slow, limits)) windows.finished(attempt, 'slow');
+    const served = new Set<string>();
+    for (let step = 0; step < 2; step++) {
+      const attempts = claim(windows, slow, limits);
+      expect(attempts).toHaveLength(4);
+      for (const attempt of attempts) {
+        served.add(attempt.endpointId);
+        windows.finished(attempt, 'slow');
+      }
+    }
+    expect(served.size).toBe(8);
+  });
+
+  it('moves an attempt in flight for SLOW_ATTEMPT_MS to a lingering slot, freeing its prompt slot', async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 4, clock });
+    const limits = { concurrency: 4, perEndpoint: MAX_WINDOW };
+    claim(windows, ['a', 'b', 'c', 'd'], limits);
+    expect(windows.plan(limits).limit).toBe(0);
+    expect(windows.nextChangeInMs()).toBe(SLOW_ATTEMPT_MS);
+    await clock.advance(SLOW_ATTEMPT_MS);
+    expect(windows.plan(limits).limit).toBe(4);
+    expect(roomOf(windows, 'a', limits)).toBe(0);
+    expect(roomOf(windows, 'other', limits)).toBe(INITIAL_WINDOW);
+  });
+});

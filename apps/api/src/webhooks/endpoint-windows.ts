@@ -1,0 +1,232 @@
+import type { Clock } from '../clock.ts';
+import type { ClaimOptions } from '../store/webhook-store.ts';
+import type { PostOutcome } from './post-webhook.ts';
+
+/**
+ * Attempts in flight to an endpoint this worker knows nothing of yet: however many receivers hang
+ * from the start, each holds one slot before its attempt is found slow.
+ */
+export const INITIAL_WINDOW = 1;
+/** Up to this window, each quick answer adds one (slow start); beyond it, one per window of them. */
+export const SLOW_START_WINDOW = 4;
+/** The most attempts in flight to one endpoint, however quickly it answers. */
+export const MAX_WINDOW = 32;
+/**
+ * An attempt in flight longer than this is slow, and so is its endpoint until it answers a 2xx
+ * sooner: slow endpoints share the lingering slots, so that the prompt ones stay free for receivers
+ * that answer. Far below the 1 s a healthy receiver should wait at most when others hang.
+ */
+export const SLOW_ATTEMPT_MS = 500;
+/** The pause of an endpoint after its first congestion signal; it doubles at each one that follows. */
+const FIRST_BACKOFF_MS = 100;
+const MOST_BACKOFF_MS = 10_000;
+/** The longest pause a Retry-After may impose (as for the delivery's own schedule). */
+const MOST_RETRY_AFTER_MS = 24 * 3_600_000;
+/** Endpoints remembered at most (100 may exist): past it, those with nothing in flight are forgotten. */
+const MOST_TRACKED = 1_000;
+
+/**
+ * What an attempt says of its receiver: a 2xx within SLOW_ATTEMPT_MS (quick), a 2xx later (slow),
+ * a time-out, a connection failure, 429 or 5xx (congested), or nothing about its load (a 3xx or
+ * 4xx answered, a target the address guard refused).
+ */
+export type Signal = 'quick' | 'slow' | 'congested' | 'neutral';
+
+export const signalOf = (outcome: PostOutcome, tookMs: number): Signal => {
+  const { status } = outcome;
+  if (status === undefined) return 'refused' in outcome && outcome.refused ? 'neutral' : 'congested';
+  if (status >= 200 && status < 300) return tookMs < SLOW_ATTEMPT_MS ? 'quick' : 'slow';
+  return status === 429 || status >= 500 ? 'congested' : 'neutral';
+};
+
+type Endpoint = {
+  /** Attempts allowed in flight; fractional, so that it grows by one per window of quick answers. */
+  window: number;
+  inFlight: number;
+  slow: boolean;
+  /** Congestion signals in a row. */
+  failures: number;
+  pausedUntil: number;
+};
+
+export type Attempt = { readonly endpointId: string };
+
+type Tracked = Attempt & { endpoint: Endpoint; startedAt: number; lingering: boolean; done: boolean };
+
+export type WindowLimits = {
+  /** Prompt slots: attempts in flight for less than SLOW_ATTEMPT_MS, or to endpoints not slow. */
+  concurrency: number;
+  /** The most attempts to one endpoint, whatever its window (fewer while the machine is saturated). */
+  perEndpoint: number;
+};
+
+export type EndpointWindows = {
+  /** What the next claim may take: at most `limit`, and per endpoint its room. */
+  plan(limits: WindowLimits): Pick<ClaimOptions, 'limit' | 'perEndpoint' | 'room'>;
+  started(endpointId: string): Attempt;
+  /** The attempt ended, saying `signal` of its receiver; once, later calls are ignored. */
+  finished(attempt: Attempt, signal: Signal, retryAfterMs?: number): void;
+  /**
+   * In ms from now, when the room changes without an attempt ending: the oldest prompt attempt turns
+   * slow and frees its slot, or an endpoint's pause (as of the last plan) ends; undefined if never.
+   */
+  nextChangeInMs(): number | undefined;
+  /** The window of an endpoint, for tests and metrics. */
+  windowOf(endpointId: string): number;
+};
+
+/**
+ * Per-endpoint windows of attempts in flight that follow each receiver (additive increase,
+ * multiplicative decrease), and two pools of slots shared by all: `concurrency` prompt slots, and
+ * `lingering` slots for attempts of slow endpoints. An attempt starts in a prompt slot, unless its
+ * endpoint is slow; once in flight for SLOW_ATTEMPT_MS it moves to a lingering slot (when one is
+ * free) and its endpoint is slow. Slow endpoints start attempts only into free lingering slots, in
+ * turn, so however many receivers hang, answer slowly or refuse, they hold at most `lingering`
+ * slots between them and the prompt slots stay for the receivers that answer. At most
+ * `concurrency + lingering` attempts are in flight in all.
+ */
+export const createEndpointWindows = ({ lingering, clock }: { lingering: number; clock: Clock }): EndpointWindows => {
+  const endpoints = new Map<string, Endpoint>();
+  /** Prompt attempts oldest first; finished ones are dropped as they reach the head. */
+  let prompt: Tracked[] = [];
+  let promptHead = 0;
+  let promptCount = 0;
+  let lingeringCount = 0;
+  /** Where the turn of slow endpoints starts at the next plan: each goes first in turn. */
+  let slowTurn = 0;
+  /** When the first pause seen by the last plan ends. */
+  let resumesAt = Number.POSITIVE_INFINITY;
+
+  const endpointOf = (id: string): Endpoint => {
+    let endpoint = endpoints.get(id);
+    if (endpoint === undefined) {
+      if (endpoints.size >= MOST_TRACKED)
+        for (const [known, state] of endpoints) if (state.inFlight === 0) endpoints.delete(known);
+      endpoint = { window: INITIAL_WINDOW, inFlight: 0, slow: false, failures: 0, pausedUntil: 0 };
+      endpoints.set(id, endpoint);
+    }
+    return endpoint;
+  };
+
+  /** Moves prompt attempts in flight for SLOW_ATTEMPT_MS to lingering slots while there are any. */
+  const age = (now: number) => {
+    while (promptHead < prompt.length) {
+      const oldest = prompt[promptHead] as Tracked;
+      if (!oldest.done) {
+        if (now - oldest.startedAt < SLOW_ATTEMPT_MS) break;
+        oldest.endpoint.slow = true;
+        if (lingeringCount >= lingering) break;
+        oldest.lingering = true;
+        promptCount -= 1;
+        lingeringCount += 1;
+      }
+      promptHead += 1;
+    }
+    if (promptHead > 64 && promptHead * 2 > prompt.length) {
+      prompt = prompt.slice(promptHead);
+      promptHead = 0;
+    }
+  };
+
+  return {
+    plan({ concurrency, perEndpoint }) {
+      const now = clock.now();
+      age(now);
+      const promptRoom = Math.max(0, concurrency - promptCount);
+      let lingeringRoom = Math.max(0, lingering - lingeringCount);
+      const room = new Map<string, number>();
+      const slow: [string, number][] = [];
+      resumesAt = Number.POSITIVE_INFINITY;
+      for (const [id, endpoint] of endpoints) {
+        const paused = endpoint.pausedUntil > now;
+        if (paused) resumesAt = Math.min(resumesAt, endpoint.pausedUntil);
+        const free = paused ? 0 : Math.max(0, Math.min(Math.floor(endpoint.window), perEndpoint) - endpoint.inFlight);
+        if (endpoint.slow && free > 0) slow.push([id, free]);
+        else room.set(id, endpoint.slow ? 0 : Math.min(free, promptRoom));
+      }
+      // One lingering slot to each slow endpoint in turn, then a second to each, and so on.
+      let slowGiven = 0;
+      for (const [id] of slow) room.set(id, 0);
+      for (let pass = 1, any = true; any && lingeringRoom > 0; pass++) {
+        any = false;
+        for (let index = 0; index < slow.length && lingeringRoom > 0; index++) {
+          const [id, free] = slow[(slowTurn + index) % slow.length] as [string, number];
+          if (free < pass) continue;
+          room.set(id, pass);
+          lingeringRoom -= 1;
+          slowGiven += 1;
+          any = true;
+        }
+      }
+      // Those left without a slot go first next time.
+      const firstPass = Math.min(slow.length, slowGiven);
+      slowTurn = slow.length === 0 ? 0 : (slowTurn + (firstPass < slow.length ? firstPass : 1)) % slow.length;
+      return {
+        limit: promptRoom + slowGiven,
+        perEndpoint: Math.min(INITIAL_WINDOW, perEndpoint, promptRoom),
+        room,
+      };
+    },
+
+    started(endpointId) {
+      const endpoint = endpointOf(endpointId);
+      endpoint.inFlight += 1;
+      const attempt: Tracked = { endpointId, endpoint, startedAt: clock.now(), lingering: endpoint.slow, done: false };
+      if (attempt.lingering) lingeringCount += 1;
+      else {
+        promptCount += 1;
+        prompt.push(attempt);
+      }
+      return attempt;
+    },
+
+    finished(attempt, signal, retryAfterMs) {
+      const tracked = attempt as Tracked;
+      const { endpoint } = tracked;
+      if (tracked.done) return;
+      tracked.done = true;
+      endpoint.inFlight -= 1;
+      if (tracked.lingering) lingeringCount -= 1;
+      else promptCount -= 1;
+      if (signal === 'quick') {
+        endpoint.slow = false;
+        endpoint.failures = 0;
+        const step = endpoint.window < SLOW_START_WINDOW ? 1 : 1 / Math.floor(endpoint.window);
+        endpoint.window = Math.min(MAX_WINDOW, endpoint.window + step);
+      } else if (signal === 'slow') {
+        endpoint.slow = true;
+        endpoint.failures = 0;
+      } else if (signal === 'congested') {
+        endpoint.slow = true;
+        endpoint.failures += 1;
+        endpoint.window = Math.max(1, endpoint.window / 2);
+        const backoff = Math.min(MOST_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (endpoint.failures - 1));
+        const pause = Math.max(backoff, Math.min(retryAfterMs ?? 0, MOST_RETRY_AFTER_MS));
+        endpoint.pausedUntil = Math.max(endpoint.pausedUntil, clock.now() + pause);
+      }
+      // An endpoint back where it started is forgotten: it is treated as unknown, the same.
+      if (
+        endpoint.inFlight === 0 &&
+        !endpoint.slow &&
+        endpoint.failures === 0 &&
+        endpoint.window === INITIAL_WINDOW &&
+        endpoints.get(attempt.endpointId) === endpoint
+      )
+        endpoints.delete(attempt.endpointId);
+    },
+
+    nextChangeInMs() {
+      let at = resumesAt;
+      if (lingeringCount < lingering)
+        for (let index = promptHead; index < prompt.length; index++) {
+          const attempt = prompt[index] as Tracked;
+          if (attempt.done) continue;
+          at = Math.min(at, attempt.startedAt + SLOW_ATTEMPT_MS);
+          break;
+        }
+      return at === Number.POSITIVE_INFINITY ? undefined : Math.max(0, at - clock.now());
+    },
+
+    windowOf: (endpointId) => Math.floor(endpoints.get(endpointId)?.window ?? INITIAL_WINDOW),
+  };
+};
