@@ -50,9 +50,9 @@ export type WebhookDeliveryOptions = {
   lingering?: number;
   /**
    * Requests come first when the machine's cores are idle less than this share of the time (0 to
-   * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the worker then keeps at most
-   * SATURATED_CONCURRENCY attempts in flight, claims at most once per SATURATED_PAUSE_MS, and
-   * catches up once there is room again. Default 0.15; 0 never yields, above 1 always does.
+   * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the worker then claims at most
+   * SATURATED_CLAIM deliveries once per SATURATED_PAUSE_MS, at most SATURATED_PER_ENDPOINT in flight
+   * per endpoint, and catches up once there is room again. Default 0.15; 0 never yields, above 1 always does.
    */
   yieldBelowIdleShare?: number;
   /**
@@ -84,12 +84,13 @@ const LEASE_MARGIN_MS = 30_000;
 /** While the event loop is saturated: the pause between claims (of one delivery each). */
 const SATURATED_PAUSE_MS = 20;
 /**
- * While the machine is saturated: prompt slots and attempts per claim, and attempts per endpoint.
- * With the pause, at most 100 deliveries a second to an endpoint (200 in all): a few % of a core,
- * and enough to keep up with a steady trickle of plants on a machine that other processes keep
- * busy. An endpoint that hangs moves to a lingering slot, so the others still get their 100 a second.
+ * While the machine is saturated: deliveries per claim, and attempts in flight per endpoint. With
+ * the pause, at most 200 attempts started a second (what costs CPU; an attempt waiting for its
+ * answer costs none), 100 to an endpoint: a few % of a core, and enough to keep up with a steady
+ * trickle of plants on a machine that other processes keep busy. The slots are not fewer, so
+ * however many receivers hang, the others still get their 100 a second.
  */
-const SATURATED_CONCURRENCY = 4;
+const SATURATED_CLAIM = 4;
 const SATURATED_PER_ENDPOINT = 2;
 /** The window over which idle CPU time is measured. */
 const UTILIZATION_WINDOW_MS = 250;
@@ -407,17 +408,13 @@ export const startWebhookDelivery = ({
   const run = async (): Promise<void> => {
     while (!stopping) {
       const saturated = isSaturated();
-      const plan = windows.plan(
-        saturated
-          ? { concurrency: SATURATED_CONCURRENCY, perEndpoint: SATURATED_PER_ENDPOINT }
-          : { concurrency, perEndpoint: MAX_WINDOW },
-      );
+      const plan = windows.plan({ concurrency, perEndpoint: saturated ? SATURATED_PER_ENDPOINT : MAX_WINDOW });
       // An attempt's slot is free once its receiver answered, while its outcome is still being
       // recorded: what this process holds is bounded apart.
       const limit = Math.min(
         plan.limit,
         concurrency + lingering - inFlight.size,
-        saturated ? SATURATED_CONCURRENCY : Number.POSITIVE_INFINITY,
+        saturated ? SATURATED_CLAIM : Number.POSITIVE_INFINITY,
       );
       if (limit <= 0) {
         // Until an attempt ends, or the oldest prompt one turns slow and frees its slot.
