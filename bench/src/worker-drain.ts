@@ -1,8 +1,8 @@
 /**
  * Deliveries per second per webhook worker process (issue 20, delivery as its own role). Each level
  * starts, on a fresh PostgreSQL database, one API-only replica (PLANT_WEBHOOK_WORKER=off) with
- * `--endpoints` endpoints on one loopback receiver answering 204 (several, so that a worker's 16
- * slots are not held to one endpoint's 4), creates `--plants` plants (a backlog nobody delivers
+ * `--endpoints` endpoints on one loopback receiver answering 204 (several, so that a worker's
+ * slots are not held to one endpoint's window), creates `--plants` plants (a backlog nobody delivers
  * yet), then starts that many `node dist/worker.js` processes. The receiver holds
  * what arrives until every worker listens, then answers; the backlog's drain is timed from then to
  * its last delivery. Also the workers' CPU time per 1,000 deliveries (from /proc), the figure that
