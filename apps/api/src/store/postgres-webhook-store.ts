@@ -8,6 +8,7 @@ import {
   type CreateEndpointOutcome,
   type DeliveryStatus,
   DISABLED_BY_REQUEST,
+  type EndpointBacklog,
   type EndpointChanges,
   type EndpointSecrets,
   type NewStoredEndpoint,
@@ -232,6 +233,18 @@ const sql = {
   backlog: `SELECT count(*) AS pending, min(d.created_at) AS oldest
             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
             WHERE d.status = 'pending' AND e.enabled`,
+  // The same rows by endpoint, and the events still to be fanned out: each is pending for every
+  // enabled endpoint registered by then (see fanOut), the first of them its oldest.
+  backlogByEndpoint: `SELECT id, min(oldest) AS oldest FROM (
+                        SELECT d.endpoint_id AS id, min(d.created_at) AS oldest
+                        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+                        WHERE d.status = 'pending' AND e.enabled
+                        GROUP BY d.endpoint_id
+                        UNION ALL
+                        SELECT e.id, (SELECT ev.created_at FROM webhook_events ev
+                                      WHERE ev.created_at >= e.created_at ORDER BY ev.seq LIMIT 1)
+                        FROM webhook_endpoints e WHERE e.enabled
+                      ) pending WHERE oldest IS NOT NULL GROUP BY id ORDER BY oldest, id LIMIT $1`,
 };
 
 type Run = <T>(operation: () => Promise<T>) => Promise<T>;
@@ -439,6 +452,13 @@ export class PostgresWebhookStore implements WebhookStore {
   /** Tells this process's delivery worker that plants were announced (PostgresPlantStore calls it after creates). */
   announced(): void {
     this.#announced.notify();
+  }
+
+  backlogByEndpoint(limit: number): Promise<EndpointBacklog[]> {
+    return this.#run(async () => {
+      const { rows } = await this.#pool.query<{ id: string; oldest: Date }>(sql.backlogByEndpoint, [limit]);
+      return rows.map(({ id, oldest }) => ({ endpointId: id, oldestPendingAt: oldest }));
+    });
   }
 
   backlog(): Promise<WebhookBacklog> {

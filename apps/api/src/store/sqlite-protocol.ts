@@ -87,6 +87,8 @@ export type Operations = {
   recordAttempts: { args: [now: number, records: unknown[]]; result: boolean[] };
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: { args: []; result: [pending: number, oldest: number | null] };
+  /** → [endpoint id, oldest pending created_at (ms), …], the oldest first, at most `limit` endpoints. */
+  backlogByEndpoint: { args: [limit: number]; result: (string | number)[] };
   /** → how many finished deliveries were deleted. */
   pruneFinished: { args: [finishedBefore: number, limit: number]; result: number };
   /**
@@ -131,6 +133,7 @@ export const OPERATIONS = {
   retryDelivery: { code: 20, arity: 3, writes: true, outbox: false },
   endpointSecrets: { code: 21, arity: 0, writes: false, outbox: false },
   replaceSecret: { code: 22, arity: 4, writes: true, outbox: false },
+  backlogByEndpoint: { code: 23, arity: 1, writes: false, outbox: true },
 } as const satisfies {
   [K in OpName]: { code: number; arity: OpArgs<K>['length']; writes: boolean; outbox: boolean };
 };

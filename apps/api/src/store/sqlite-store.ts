@@ -30,6 +30,7 @@ import {
   type ClaimedDelivery,
   type CreateEndpointOutcome,
   type DeliveryStatus,
+  type EndpointBacklog,
   type EndpointSecrets,
   type StoredDelivery,
   type StoredEndpoint,
@@ -314,6 +315,19 @@ export class SqlitePlantStore implements PlantStore {
         },
         undefined,
         'backlog',
+      ),
+    backlogByEndpoint: (limit) =>
+      this.#submit(
+        undefined,
+        (_: undefined, flat): EndpointBacklog[] => {
+          const lag: EndpointBacklog[] = [];
+          for (let index = 0; index < flat.length; index += 2)
+            lag.push({ endpointId: flat[index] as string, oldestPendingAt: new Date(flat[index + 1] as number) });
+          return lag;
+        },
+        undefined,
+        'backlogByEndpoint',
+        limit,
       ),
     disableEndpoint: (id, reason, failingSince) =>
       this.#submit(

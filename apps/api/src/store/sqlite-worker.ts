@@ -267,6 +267,19 @@ const webhookStatements = (db: DatabaseSync) => {
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
        WHERE d.status = 'pending' AND e.enabled = 1`,
     ),
+    // The same rows by endpoint, and the events still to be fanned out: each is pending for every
+    // enabled endpoint registered by then (see fanOut), the first of them its oldest.
+    backlogByEndpoint: prepare(
+      `SELECT id, min(oldest) AS oldest FROM (
+         SELECT d.endpoint_id AS id, min(d.created_at) AS oldest
+         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         WHERE d.status = 'pending' AND e.enabled = 1
+         GROUP BY d.endpoint_id
+         UNION ALL
+         SELECT e.id, (SELECT ev.created_at FROM webhook_events ev WHERE ev.created_at >= e.created_at ORDER BY ev.seq LIMIT 1)
+         FROM webhook_endpoints e WHERE e.enabled = 1
+       ) WHERE oldest IS NOT NULL GROUP BY id ORDER BY oldest, id LIMIT ?`,
+    ),
   };
 };
 
@@ -448,6 +461,11 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
         .map(Number);
       return [Number(deliveries.pending) + Number(events.pending), oldest.length === 0 ? null : Math.min(...oldest)];
     },
+    backlogByEndpoint: (limit) =>
+      (webhooks.backlogByEndpoint.all(limit) as { id: string; oldest: number | bigint }[]).flatMap(({ id, oldest }) => [
+        id,
+        Number(oldest),
+      ]),
     pruneFinished: (before, limit) => {
       beginWrite();
       return Number(webhooks.pruneFinished.run(before, limit).changes);

@@ -124,6 +124,9 @@ export type ClaimOptions = {
 
 export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
 
+/** An enabled endpoint with deliveries pending, and when the oldest of them was announced. */
+export type EndpointBacklog = { endpointId: string; oldestPendingAt: Date };
+
 export interface WebhookStore {
   /** Registers the endpoint unless `max` endpoints exist already or another has its URL. */
   createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome>;
@@ -178,6 +181,11 @@ export interface WebhookStore {
   pruneFinished(before: Date, limit: number): Promise<number>;
   /** Pending deliveries, and when the oldest of them was announced: for metrics. */
   backlog(): Promise<WebhookBacklog>;
+  /**
+   * The enabled endpoints with deliveries pending (fanned out or still to be), each with when its
+   * oldest pending one was announced, the longest waiting first, at most `limit`: for metrics.
+   */
+  backlogByEndpoint(limit: number): Promise<EndpointBacklog[]>;
   /**
    * Calls `listener` after plants created through this store were announced, so that a delivery
    * worker of this process starts at once instead of at its next poll; returns the unsubscribe.

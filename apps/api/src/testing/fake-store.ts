@@ -22,6 +22,7 @@ const noWebhooks: WebhookStore = {
   recordAttempts: async (attempts) => attempts.map(() => false),
   disableEndpoint: async () => false,
   backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
+  backlogByEndpoint: async () => [],
   pruneFinished: async () => 0,
   onAnnounce: () => () => {},
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from '../store/plant-store.ts';
-import type { ClaimedDelivery, NewStoredEndpoint, StoredEndpoint } from '../store/webhook-store.ts';
+import type { ClaimedDelivery, EndpointBacklog, NewStoredEndpoint, StoredEndpoint } from '../store/webhook-store.ts';
 
 let endpointCount = 0;
 const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpoint => {
@@ -407,6 +407,37 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
         23n,
       ]);
       expect((await store().webhooks.backlog()).pending).toBe(5);
+    });
+
+    it("reports each enabled endpoint's oldest pending announcement, the longest waiting first, within a limit", async () => {
+      const early = await register();
+      await store().create({ id: 24n, name: 'Plant 24' });
+      await sleep(5);
+      const late = await register();
+      await sleep(5);
+      await store().create({ id: 25n, name: 'Plant 25' });
+      // Counted whether fanned out to deliveries yet or not.
+      const lag = await store().webhooks.backlogByEndpoint(10);
+      expect(lag.map(({ endpointId }) => endpointId)).toStrictEqual([early.id, late.id]);
+      const [earlyLag, lateLag] = lag as [EndpointBacklog, EndpointBacklog];
+      expect(earlyLag.oldestPendingAt.getTime()).toBeLessThan(lateLag.oldestPendingAt.getTime());
+      expect(lateLag.oldestPendingAt.getTime()).toBeGreaterThanOrEqual(late.createdAt.getTime());
+      expect(await store().webhooks.backlogByEndpoint(1)).toStrictEqual([earlyLag]);
+
+      // Once the oldest is delivered, the next one is the oldest.
+      const claimed = await claim(10, 60_000);
+      const first = claimed.find((delivery) => delivery.endpointId === early.id && delivery.plant.id === 24n);
+      await store().webhooks.recordAttempt(first as ClaimedDelivery, { outcome: 'delivered', status: 204 });
+      const next = await store().webhooks.backlogByEndpoint(10);
+      expect(next).toHaveLength(2);
+      expect(next).toContainEqual({ endpointId: early.id, oldestPendingAt: lateLag.oldestPendingAt });
+      expect(next).toContainEqual(lateLag);
+      // A disabled endpoint's deliveries wait: not a backlog.
+      await store().webhooks.disableEndpoint(early.id, 'Disabled by the test.');
+      expect(await store().webhooks.backlogByEndpoint(10)).toStrictEqual([lateLag]);
+      for (const delivery of claimed.filter(({ endpointId }) => endpointId === late.id))
+        await store().webhooks.recordAttempt(delivery, { outcome: 'delivered', status: 204 });
+      expect(await store().webhooks.backlogByEndpoint(10)).toStrictEqual([]);
     });
 
     it('leases what it claims: nobody else gets it until the lease runs out, and a lost lease cannot record', async () => {

@@ -362,6 +362,34 @@ describe('webhook delivery over HTTP', () => {
     );
   });
 
+  it('reports in the metrics how far behind each endpoint is, by endpoint id, while it is', async () => {
+    const { base, metrics } = await startService();
+    const held = await receiver();
+    const healthy = await receiver();
+    held.answer('hold');
+    const behind = await register(base, held.url);
+    const keepingUp = await register(base, healthy.url);
+    expect((await postPlant(base, TEST_TOKEN, { id: 1n, name: 'Waiting' })).status).toBe(200);
+    await held.waitFor(1);
+    await until(
+      () => deliveries(base, keepingUp.id),
+      ([delivery]) => delivery?.status === 'delivered',
+    );
+    const lagOf = (text: string, id: string) =>
+      new RegExp(`^plant_webhook_endpoint_lag_seconds\\{endpoint="${id}"\\} (\\S+)$`, 'm').exec(text)?.[1];
+    // Scraped at most once a second from the store: read until the delivered one has left the set.
+    const text = await until(
+      () => metrics.registry.metrics(),
+      (scraped) => lagOf(scraped, keepingUp.id) === undefined,
+    );
+    expect(Number(lagOf(text, behind.id))).toBeGreaterThanOrEqual(0);
+    held.release(204);
+    await until(
+      () => metrics.registry.metrics(),
+      (scraped) => !scraped.includes('plant_webhook_endpoint_lag_seconds{'),
+    );
+  });
+
   it('gives up after the last retry: the delivery is failed', async () => {
     const { base } = await startService({ retryDelaysMs: [100, 100] });
     const hook = await receiver();
