@@ -186,4 +186,17 @@ describe('endpoint windows', () => {
     expect(roomOf(windows, 'a', limits)).toBe(0);
     expect(roomOf(windows, 'other', limits)).toBe(INITIAL_WINDOW);
   });
+
+  it('keeps an attempt turning slow in its prompt slot while every lingering slot is taken, until it ends', async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 1, clock });
+    const limits = { concurrency: 4, perEndpoint: MAX_WINDOW };
+    const [, second] = claim(windows, ['a', 'b', 'c', 'd'], limits);
+    await clock.advance(SLOW_ATTEMPT_MS);
+    // One moved to the lingering slot; three hold their prompt slots; none of the four gets more.
+    expect(windows.plan(limits).limit).toBe(1);
+    for (const id of ['a', 'b', 'c', 'd']) expect(roomOf(windows, id, limits)).toBe(0);
+    windows.finished(second as Attempt, 'congested');
+    expect(windows.plan(limits).limit).toBe(2);
+  });
 });

@@ -108,17 +108,21 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
     return endpoint;
   };
 
-  /** Moves prompt attempts in flight for SLOW_ATTEMPT_MS to lingering slots while there are any. */
+  /**
+   * Prompt attempts in flight for SLOW_ATTEMPT_MS make their endpoints slow and move to lingering
+   * slots; while none is free, they keep their prompt slots until they end (at most the timeout).
+   */
   const age = (now: number) => {
     while (promptHead < prompt.length) {
       const oldest = prompt[promptHead] as Tracked;
       if (!oldest.done) {
         if (now - oldest.startedAt < SLOW_ATTEMPT_MS) break;
         oldest.endpoint.slow = true;
-        if (lingeringCount >= lingering) break;
-        oldest.lingering = true;
-        promptCount -= 1;
-        lingeringCount += 1;
+        if (lingeringCount < lingering) {
+          oldest.lingering = true;
+          promptCount -= 1;
+          lingeringCount += 1;
+        }
       }
       promptHead += 1;
     }
