@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startHeldReceiver } from './held-receiver.ts';
-import { post, startServer } from './server-process.ts';
-import { median } from './stats.ts';
-import { BENCH_HEADERS, createTargets, sendCreates } from './targets.ts';
+import { startHeldReceiver } from '../src/held-receiver.ts';
+import { post, startServer } from '../src/server-process.ts';
+import { median } from '../src/stats.ts';
+import { BENCH_HEADERS, createTargets, sendCreates } from '../src/targets.ts';
 
 const { values } = parseArgs({
   options: {
