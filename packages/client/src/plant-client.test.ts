@@ -707,6 +707,47 @@ describe('webhook management', () => {
   });
 });
 
+describe('ids in the path', () => {
+  type Send = (client: ReturnType<typeof clientWith>, id: string) => Promise<unknown>;
+  const byId: [string, string, Send][] = [
+    ['getWebhook', '', (client, id) => client.getWebhook(id)],
+    ['deleteWebhook', '', (client, id) => client.deleteWebhook(id)],
+    ['listWebhookDeliveries', '/deliveries', (client, id) => client.listWebhookDeliveries(id)],
+    ['updateWebhook', '', (client, id) => client.updateWebhook(id, { enabled: false })],
+    ['rotateWebhookSecret', '/rotate-secret', (client, id) => client.rotateWebhookSecret(id)],
+    ['recoverWebhook', '/recover', (client, id) => client.recoverWebhook(id, { since: '2026-11-23T00:00:00Z' })],
+    ['retryWebhookDelivery', '/deliveries/msg_1/retry', (client, id) => client.retryWebhookDelivery(id, 'msg_1')],
+  ];
+  const hostile: [string, string][] = [
+    ['../plants/1', '..%2Fplants%2F1'],
+    ['a/b', 'a%2Fb'],
+    ['a?b=1', 'a%3Fb%3D1'],
+    ['a#b', 'a%23b'],
+    ['100%', '100%25'],
+  ];
+
+  describe.each(byId)('%s', (_, rest, send) => {
+    it.each(hostile)('sends %j as one encoded segment', async (id, encoded) => {
+      const fetch = answering(() => json({ error: 404, message: 'No such thing.' }, 404));
+      await rejection(send(clientWith(fetch), id));
+      expect(onlyCall(fetch).url).toBe(`https://plants.example.com/webhooks/${encoded}${rest}`);
+    });
+
+    it.each(['', '.', '..'])('refuses the id %j before sending anything', async (id) => {
+      const fetch = answering(() => json([]));
+      const error = await rejection(send(clientWith(fetch), id));
+      expect(PlantClientError.isInstance(error) && error.message).toBe(`An id in the path cannot be "${id}".`);
+      expect(fetch).not.toHaveBeenCalled();
+    });
+  });
+
+  it.each(hostile)('retryWebhookDelivery sends a delivery id %j as one encoded segment', async (id, encoded) => {
+    const fetch = answering(() => new Response(null, { status: 202 }));
+    await clientWith(fetch).retryWebhookDelivery('ep_1', id);
+    expect(onlyCall(fetch).url).toBe(`https://plants.example.com/webhooks/ep_1/deliveries/${encoded}/retry`);
+  });
+});
+
 describe('what a failure says', () => {
   const calls: [string, number, (client: ReturnType<typeof clientWith>) => Promise<unknown>][] = [
     ['a Plant', 200, (client) => client.createPlant({ id: 7, name: 'Fern' })],

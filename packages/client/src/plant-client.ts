@@ -157,6 +157,19 @@ const idText = (id: number | bigint): string => {
   return String(id);
 };
 
+/**
+ * A caller's id as one path segment: ts-rest inserts params as they are, so `'../plants/1'`,
+ * `'a?b=1'` or `'a#b'` would reach another route (with the caller's token) or cut the path short.
+ * An empty id drops its segment, and `.` or `..` (encoded or not, URLs resolve them) climbs out of
+ * it, so those are refused.
+ */
+const segment = (id: string): string => {
+  if (id === '' || id === '.' || id === '..') {
+    throw new PlantClientError(`An id in the path cannot be ${JSON.stringify(id)}.`);
+  }
+  return encodeURIComponent(id);
+};
+
 const parseOrThrow = <T>(
   schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
   answer: { status: number; body: unknown },
@@ -278,14 +291,14 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
 
     getWebhook: (id, options = {}) =>
       call(async () => {
-        const answer = await rest.getWebhook({ params: { id }, ...callArgs(options) });
+        const answer = await rest.getWebhook({ params: { id: segment(id) }, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
         return withResponseOf(parseOrThrow(Endpoint, answer, 'a webhook endpoint'), answer);
       }),
 
     deleteWebhook: (id, options = {}) =>
       call(async () => {
-        const answer = await rest.deleteWebhook({ params: { id }, ...callArgs(options) });
+        const answer = await rest.deleteWebhook({ params: { id: segment(id) }, ...callArgs(options) });
         if (answer.status === 204 || (answer.status === 404 && afterUncertainAttempt(answer))) {
           return withResponseOf(undefined, answer);
         }
@@ -295,7 +308,7 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
     listWebhookDeliveries: (id, options = {}) => {
       const query = options.limit === undefined ? {} : { limit: String(options.limit) };
       const fetchPage = async (): Promise<PageAnswer<WebhookDelivery>> => {
-        const answer = await rest.listWebhookDeliveries({ params: { id }, query, ...callArgs(options) });
+        const answer = await rest.listWebhookDeliveries({ params: { id: segment(id) }, query, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
         const items = parseOrThrow(Deliveries, answer, 'a list of webhook deliveries');
         return withResponseOf({ items, nextCursor: undefined }, answer);
@@ -306,14 +319,14 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
     updateWebhook: (id, changes, options = {}) =>
       call(async () => {
         // Safe to retry: the same changes again leave the endpoint as the first attempt did.
-        const answer = await rest.updateWebhook({ params: { id }, body: changes, ...callArgs(options) });
+        const answer = await rest.updateWebhook({ params: { id: segment(id) }, body: changes, ...callArgs(options) });
         if (answer.status !== 200) throw toApiError(answer);
         return withResponseOf(parseOrThrow(Endpoint, answer, 'a webhook endpoint'), answer);
       }),
 
     rotateWebhookSecret: (id, options = {}) =>
       call(async () => {
-        const answer = await rest.rotateWebhookSecret({ params: { id }, ...callArgs(options, 0) });
+        const answer = await rest.rotateWebhookSecret({ params: { id: segment(id) }, ...callArgs(options, 0) });
         if (answer.status !== 200) throw toApiError(answer);
         return withResponseOf(parseOrThrow(Rotated, answer, 'a new webhook secret'), answer);
       }),
@@ -321,14 +334,17 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
     recoverWebhook: (id, { since }, options = {}) =>
       call(async () => {
         const body = { since: since instanceof Date ? since.toISOString() : since };
-        const answer = await rest.recoverWebhook({ params: { id }, body, ...callArgs(options) });
+        const answer = await rest.recoverWebhook({ params: { id: segment(id) }, body, ...callArgs(options) });
         if (answer.status !== 202) throw toApiError(answer);
         return withResponseOf(parseOrThrow(Requeued, answer, 'a webhook recovery'), answer);
       }),
 
     retryWebhookDelivery: (id, deliveryId, options = {}) =>
       call(async () => {
-        const answer = await rest.retryWebhookDelivery({ params: { id, deliveryId }, ...callArgs(options) });
+        const answer = await rest.retryWebhookDelivery({
+          params: { id: segment(id), deliveryId: segment(deliveryId) },
+          ...callArgs(options),
+        });
         if (answer.status !== 202) throw toApiError(answer);
         return withResponseOf(undefined, answer);
       }),

@@ -438,6 +438,21 @@ describe('through @org/plant-client', () => {
   });
 });
 
+describe('ids from the caller through @org/plant-client', () => {
+  it.each(['../plants/1', 'a/b', 'a?b=1', 'a#b', '100%'])(
+    'getWebhook(%j) asks for that endpoint, and the API answers 404 naming it',
+    async (id) => {
+      const { base } = await startService();
+      const client = createPlantClient({ baseUrl: base, token: TEST_TOKEN });
+      await client.createPlant({ id: 1n, name: 'Fern' });
+      const error = await rejectionOf(client.getWebhook(id));
+      expect(NotFoundError.isInstance(error) && error.message).toBe(
+        `No webhook endpoint has id ${JSON.stringify(id)}.`,
+      );
+    },
+  );
+});
+
 const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
   promise.then(
     () => {
