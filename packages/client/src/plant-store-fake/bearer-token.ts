@@ -1,0 +1,68 @@
+import type { Scope } from '@org/plant-contract';
+import { Refusal } from './answers.ts';
+
+const REALM = 'plant-store';
+/** RFC 6750 §2.1 b64token. */
+const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** A token the fake accepts: a static one may do everything; one with scopes only what they grant. */
+export type FakeToken = string | { token: string; scopes: readonly Scope[] };
+
+const challenge = (error?: { code: string; description: string; scope?: string }): Record<string, string> => ({
+  'www-authenticate': error
+    ? `Bearer realm="${REALM}", error="${error.code}", error_description="${error.description}"${
+        error.scope ? `, scope="${error.scope}"` : ''
+      }`
+    : `Bearer realm="${REALM}"`,
+});
+
+const invalidRequest = (description: string) =>
+  new Refusal(400, description, challenge({ code: 'invalid_request', description }));
+
+/** The token of a well-formed `Authorization: Bearer <token>`; throws the service's answer otherwise. */
+const bearerToken = (headers: Headers, query: Record<string, unknown>): string => {
+  if (query.access_token !== undefined) {
+    throw invalidRequest('Send the token in the Authorization header, not in the query string.');
+  }
+  const header = headers.get('authorization');
+  if (header === null || header.trim() === '') {
+    throw new Refusal(401, 'Authentication is required: send Authorization: Bearer <token>.', challenge());
+  }
+  const [scheme = '', ...rest] = header.trim().split(/\s+/);
+  if (scheme.toLowerCase() !== 'bearer') {
+    throw new Refusal(401, 'Unsupported authorization scheme: use Bearer.', challenge());
+  }
+  const [token] = rest;
+  if (rest.length !== 1 || token === undefined || !B64_TOKEN.test(token)) {
+    throw invalidRequest('The Authorization header must be Bearer followed by one token.');
+  }
+  return token;
+};
+
+const writeScopeOf = (scope: Scope): Scope | undefined =>
+  scope.endsWith(':read') ? (`${scope.slice(0, -':read'.length)}:write` as Scope) : undefined;
+
+/**
+ * Checks the request's bearer token as the service does (401/400 with RFC 6750 challenges, 403
+ * `insufficient_scope` for a scoped token without the route's scope). `tokens` undefined accepts
+ * any well-formed token as a static one.
+ */
+export const authorize = (
+  tokens: readonly FakeToken[] | undefined,
+  headers: Headers,
+  query: Record<string, unknown>,
+  scope: Scope,
+): void => {
+  const token = bearerToken(headers, query);
+  if (tokens === undefined) return;
+  const known = tokens.find((candidate) => (typeof candidate === 'string' ? candidate : candidate.token) === token);
+  if (known === undefined) {
+    const description = 'The access token is invalid.';
+    throw new Refusal(401, description, challenge({ code: 'invalid_token', description }));
+  }
+  if (typeof known === 'string') return;
+  const writeScope = writeScopeOf(scope);
+  if (known.scopes.includes(scope) || (writeScope !== undefined && known.scopes.includes(writeScope))) return;
+  const description = `The access token lacks the ${scope} scope.`;
+  throw new Refusal(403, description, challenge({ code: 'insufficient_scope', description, scope }));
+};

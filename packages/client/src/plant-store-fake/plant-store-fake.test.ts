@@ -1,0 +1,283 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  AuthenticationError,
+  ConflictError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  PlantConnectionError,
+  PlantTimeoutError,
+  RateLimitError,
+  ServiceUnavailableError,
+} from '../errors.ts';
+import { createPlantClient } from '../plant-client.ts';
+import { verifyPlantWebhook } from '../webhooks/verify-plant-webhook.ts';
+import { createPlantStoreFake, type PlantStoreFakeOptions } from './plant-store-fake.ts';
+
+const BASE_URL = 'https://plants.test';
+const TOKEN = 'fake-token-0123456789';
+
+const setUp = (
+  options: PlantStoreFakeOptions = {},
+  clientOptions: { maxRetries?: number; timeoutMs?: number } = {},
+) => {
+  const fake = createPlantStoreFake({ tokens: [TOKEN], ...options });
+  const client = createPlantClient({ baseUrl: BASE_URL, token: TOKEN, fetch: fake.fetch, ...clientOptions });
+  return { fake, client };
+};
+
+const rejection = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => {
+      throw new Error('expected the promise to reject');
+    },
+    (error: unknown) => error,
+  );
+
+const collect = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+};
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('plants', () => {
+  it('creates idempotently by id: a replay resolves again, different data is a ConflictError naming the id', async () => {
+    const { fake, client } = setUp();
+    expect(await client.createPlant({ id: 1, name: 'Fern', tag: 'f' })).toStrictEqual({ name: 'Fern', tag: 'f' });
+    expect(await client.createPlant({ id: 1, name: 'Fern', tag: 'f' })).toStrictEqual({ name: 'Fern', tag: 'f' });
+    const conflict = await rejection(client.createPlant({ id: 1, name: 'Moss' }));
+    expect(ConflictError.isInstance(conflict) && conflict.message).toBe(
+      'A plant with id 1 already exists with different data.',
+    );
+    expect(fake.plants).toStrictEqual([{ id: 1, name: 'Fern', tag: 'f' }]);
+  });
+
+  it('reads and deletes by exact int64 id, and answers 404 for an absent one', async () => {
+    const { fake, client } = setUp();
+    await client.createPlant({ id: 9007199254740993n, name: 'Big' });
+    expect(await client.getPlant(9007199254740993n)).toStrictEqual({ id: 9007199254740993n, name: 'Big' });
+    await expect(client.getPlant(9007199254740992n)).rejects.toSatisfy(NotFoundError.isInstance);
+    await client.deletePlant(9007199254740993n);
+    expect(fake.plants).toStrictEqual([]);
+  });
+
+  it('pages by id with a Link header, filters by tag, and the client follows the pages', async () => {
+    const { fake, client } = setUp({
+      plants: [
+        { id: 3, name: 'Three', tag: 'a' },
+        { id: -1, name: 'Minus one' },
+        { id: 2n ** 63n - 1n, name: 'Max', tag: 'a' },
+      ],
+    });
+    expect(await collect(client.listPlants({ pageSize: 1 }))).toStrictEqual(fake.plants);
+    expect((await collect(client.listPlants({ tag: 'a', pageSize: 1 }))).map(({ id }) => id)).toStrictEqual([
+      3,
+      2n ** 63n - 1n,
+    ]);
+    const first = await fake.fetch(`${BASE_URL}/plants?limit=2`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(first.headers.get('link')).toBe('<?limit=2&after=3>; rel="next"');
+    expect(await first.text()).toBe('[{"id":-1,"name":"Minus one"},{"id":3,"name":"Three","tag":"a"}]');
+  });
+
+  it('refuses what the service refuses, with its sentences', async () => {
+    const { fake } = setUp();
+    const post = (body: string, contentType = 'application/json') =>
+      fake.fetch(`${BASE_URL}/plants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': contentType },
+        body,
+      });
+    const answers = await Promise.all([
+      post('{"id":1.5,"name":""}'),
+      post('{"id":1,"name":"Fern"}', 'text/plain'),
+      post('{"id":1,"name":"Fern","id":2}'),
+      fake.fetch(`${BASE_URL}/plants?limit=0`, { headers: { authorization: `Bearer ${TOKEN}` } }),
+    ]);
+    expect(await Promise.all(answers.map((answer) => answer.json()))).toStrictEqual([
+      {
+        error: 400,
+        message:
+          'Invalid request body: id must be an integer from -9223372036854775808 to 9223372036854775807; name must not be empty.',
+      },
+      { error: 415, message: 'Content-Type must be application/json (got "text/plain").' },
+      { error: 400, message: 'The request body has the key "id" twice in one object.' },
+      { error: 400, message: 'Invalid query parameters: limit must be an integer from 1 to 1000.' },
+    ]);
+    expect(fake.plants).toStrictEqual([]);
+  });
+
+  it('throws, naming it, for a seed plant the contract refuses', () => {
+    expect(() =>
+      createPlantStoreFake({
+        plants: [
+          { id: 1, name: 'Ok' },
+          { id: 2, name: '' },
+        ],
+      }),
+    ).toThrow('Seed plant 1 (id 2) is refused by the contract: Invalid plant: name must not be empty.');
+  });
+
+  it('forgets everything on reset but the plants it was created with', async () => {
+    const { fake, client } = setUp({ plants: [{ id: 1, name: 'Seeded' }] });
+    await client.createPlant({ id: 2, name: 'Created' });
+    await client.createWebhook({ url: 'https://hooks.example.com/plants' });
+    fake.reset();
+    expect(fake.plants).toStrictEqual([{ id: 1, name: 'Seeded' }]);
+    expect(fake.webhooks).toStrictEqual([]);
+  });
+});
+
+describe('tokens', () => {
+  it('answers 401 with the Bearer challenge for a wrong token, and 403 for a scope the token lacks', async () => {
+    const fake = createPlantStoreFake({ tokens: [TOKEN, { token: 'reader-0123456789', scopes: ['plants:read'] }] });
+    const wrong = await fake.fetch(`${BASE_URL}/plants`, { headers: { authorization: 'Bearer wrong-token' } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBe(
+      'Bearer realm="plant-store", error="invalid_token", error_description="The access token is invalid."',
+    );
+    const reader = createPlantClient({ baseUrl: BASE_URL, token: 'reader-0123456789', fetch: fake.fetch });
+    expect(await reader.listPlants()).toMatchObject({ data: [] });
+    const denied = await rejection(reader.createPlant({ id: 1, name: 'Fern' }));
+    expect(PermissionDeniedError.isInstance(denied) && denied.message).toBe(
+      'The access token lacks the plants:write scope.',
+    );
+    const anonymous = createPlantClient({ baseUrl: BASE_URL, token: 'other-token-0123', fetch: fake.fetch });
+    await expect(anonymous.listPlants()).rejects.toSatisfy(AuthenticationError.isInstance);
+  });
+});
+
+describe('faults', () => {
+  it('answers the next calls 429 with Retry-After, which the client waits out and retries', async () => {
+    vi.useFakeTimers();
+    const { fake, client } = setUp();
+    fake.fail({ type: 'rate-limit', retryAfterSeconds: 2 }, { times: 2 });
+    const created = client.createPlant({ id: 1, name: 'Fern' });
+    await vi.advanceTimersByTimeAsync(3_999);
+    expect(fake.plants).toStrictEqual([]);
+    await vi.runAllTimersAsync();
+    expect(await created).toStrictEqual({ name: 'Fern' });
+  });
+
+  it('loses the answer after storing the plant: the client retries and the replay resolves', async () => {
+    vi.useFakeTimers();
+    const { fake, client } = setUp();
+    fake.fail({ type: 'lost-answer' }, { route: 'createPlant' });
+    const created = client.createPlant({ id: 1, name: 'Fern' });
+    await vi.runAllTimersAsync();
+    expect(await created).toStrictEqual({ name: 'Fern' });
+    expect(fake.plants).toStrictEqual([{ id: 1, name: 'Fern' }]);
+  });
+
+  it.each([
+    [{ type: 'unavailable' } as const, ServiceUnavailableError.isInstance],
+    [{ type: 'internal-error' } as const, InternalServerError.isInstance],
+    [{ type: 'rate-limit' } as const, RateLimitError.isInstance],
+    [{ type: 'connection-error' } as const, PlantConnectionError.isInstance],
+  ])('answers %j as the client error for it, and stores nothing', async (fault, isInstance) => {
+    const { fake, client } = setUp({}, { maxRetries: 0 });
+    fake.fail(fault);
+    await expect(client.createPlant({ id: 1, name: 'Fern' })).rejects.toSatisfy(isInstance);
+    expect(fake.plants).toStrictEqual([]);
+    expect(await client.createPlant({ id: 1, name: 'Fern' })).toStrictEqual({ name: 'Fern' });
+  });
+
+  it('delays an answer past the client timeout', async () => {
+    vi.useFakeTimers();
+    const { fake, client } = setUp({}, { maxRetries: 0, timeoutMs: 1_000 });
+    fake.fail({ type: 'delay', ms: 5_000 }, { route: 'listPlants' });
+    const listed = rejection(client.listPlants());
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(PlantTimeoutError.isInstance(await listed)).toBe(true);
+  });
+
+  it('applies a route rule only to that route, and every call with times: Infinity until cleared', async () => {
+    const { fake, client } = setUp({}, { maxRetries: 0 });
+    fake.fail({ type: 'internal-error' }, { route: 'getPlant', times: Number.POSITIVE_INFINITY });
+    await client.createPlant({ id: 1, name: 'Fern' });
+    for (let call = 0; call < 3; call += 1) await expect(client.getPlant(1)).rejects.toMatchObject({ status: 500 });
+    fake.clearFaults();
+    expect(await client.getPlant(1)).toStrictEqual({ id: 1, name: 'Fern' });
+  });
+
+  it('throws a clear error for an unknown route or fault in a rule', () => {
+    const fake = createPlantStoreFake();
+    expect(() => fake.fail({ type: 'unavailable' }, { route: 'createPlants' as 'createPlant' })).toThrow(
+      /^Unknown route "createPlants" in a fault rule; the routes are createPlant, listPlants, /,
+    );
+    expect(() => fake.fail({ type: 'timeout' } as never)).toThrow(/^Unknown fault type "timeout"/);
+    expect(() => fake.fail({ type: 'delay', ms: -1 })).toThrow(/delay fault needs ms/);
+  });
+});
+
+describe('webhooks', () => {
+  const url = 'https://hooks.example.com/plants';
+
+  it('records a delivery per enabled endpoint, signed so that verifyPlantWebhook accepts it', async () => {
+    const { fake, client } = setUp();
+    const endpoint = await client.createWebhook({ url, description: 'inventory' });
+    const paused = await client.createWebhook({ url: `${url}/paused` });
+    await client.updateWebhook(paused.id, { enabled: false });
+    await client.createPlant({ id: 9007199254740993n, name: 'Big' });
+    await client.createPlant({ id: 9007199254740993n, name: 'Big' });
+
+    const [delivery, ...others] = fake.deliveries();
+    expect(others).toStrictEqual([]);
+    expect(delivery).toMatchObject({ endpointId: endpoint.id, url, plant: { id: 9007199254740993n, name: 'Big' } });
+    if (delivery === undefined) throw new Error('no delivery');
+    const signed = await fake.signDelivery(delivery);
+    expect(signed.url).toBe(url);
+    expect(verifyPlantWebhook(endpoint.secret, signed.body, signed.headers)).toStrictEqual({
+      id: 9007199254740993n,
+      name: 'Big',
+    });
+    expect((await client.listWebhookDeliveries(endpoint.id)).data).toStrictEqual([
+      { id: delivery.id, plantId: 9007199254740993n, status: 'pending', attempts: 0 },
+    ]);
+  });
+
+  it('signs with the new and the previous secret during a rotation grace', async () => {
+    let now = new Date('2026-11-27T00:00:00Z');
+    const { fake, client } = setUp({ now: () => now, rotationGraceMs: 60_000 });
+    const endpoint = await client.createWebhook({ url });
+    const { secret } = await client.rotateWebhookSecret(endpoint.id);
+    await client.createPlant({ id: 1, name: 'Fern' });
+    const [delivery] = fake.deliveries(endpoint.id);
+    if (delivery === undefined) throw new Error('no delivery');
+    const timestampSeconds = Math.floor(Date.now() / 1000);
+    const during = await fake.signDelivery(delivery, { timestampSeconds });
+    expect(verifyPlantWebhook(endpoint.secret, during.body, during.headers)).toStrictEqual({ id: 1n, name: 'Fern' });
+    expect(verifyPlantWebhook(secret, during.body, during.headers)).toStrictEqual({ id: 1n, name: 'Fern' });
+    now = new Date(now.getTime() + 60_000);
+    const after = await fake.signDelivery(delivery, { timestampSeconds });
+    expect(() => verifyPlantWebhook(endpoint.secret, after.body, after.headers)).toThrow();
+  });
+
+  it('manages endpoints as the service does: taken URLs, private targets, disabled endpoints, unknown ids', async () => {
+    const { fake, client } = setUp();
+    const endpoint = await client.createWebhook({ url: 'HTTPS://Hooks.Example.COM/plants#frag' });
+    expect(endpoint).toMatchObject({ url, enabled: true });
+    await expect(client.createWebhook({ url })).rejects.toMatchObject({
+      status: 409,
+      message: `The url is already registered by webhook endpoint ${endpoint.id}; change or delete that one.`,
+    });
+    await expect(client.createWebhook({ url: 'https://10.0.0.1/hook' })).rejects.toMatchObject({
+      status: 400,
+      message: 'Invalid request body: url must reach a public address: 10.0.0.1 is a private address.',
+    });
+    await client.updateWebhook(endpoint.id, { enabled: false });
+    expect(fake.webhooks).toMatchObject([{ enabled: false, disabledReason: 'Disabled by a PATCH request.' }]);
+    await expect(client.retryWebhookDelivery(endpoint.id, 'msg_1')).rejects.toMatchObject({ status: 409 });
+    await expect(client.recoverWebhook(endpoint.id, { since: new Date() })).rejects.toMatchObject({ status: 409 });
+    await client.updateWebhook(endpoint.id, { enabled: true, description: 'back' });
+    expect(await client.recoverWebhook(endpoint.id, { since: new Date(0) })).toStrictEqual({ requeued: 0 });
+    await client.deleteWebhook(endpoint.id);
+    await expect(client.getWebhook(endpoint.id)).rejects.toMatchObject({
+      status: 404,
+      message: `No webhook endpoint has id "${endpoint.id}".`,
+    });
+  });
+});

@@ -1,0 +1,448 @@
+import {
+  type CreatedWebhookEndpoint,
+  contract,
+  DELIVERIES_LIMIT_DEFAULT,
+  LIST_LIMIT_DEFAULT,
+  NewPlant,
+  type PlantWithId,
+  type Scope,
+  stringifyExactJson,
+  WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_RECOVER_MAX,
+  WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from '@org/plant-contract';
+import type { ZodError } from 'zod';
+import { type Answer, errorAnswer, Refusal, toResponse } from './answers.ts';
+import { authorize, type FakeToken } from './bearer-token.ts';
+import { connectionError, type FaultOptions, Faults, faultAnswer, type PlantStoreFault, wait } from './faults.ts';
+import { nextPageLink, pageOf, type StoredPlant } from './pagination.ts';
+import { BODY_LIMIT_BYTES, readJsonBody } from './request-body.ts';
+import { matchRoute, parseQuery, type RouteName } from './routes.ts';
+import { validationMessage } from './validation-message.ts';
+import { newSecret, signedHeaders } from './webhook-signing.ts';
+import { checkWebhookUrl } from './webhook-url.ts';
+
+export type { FakeToken } from './bearer-token.ts';
+export type { FaultOptions, PlantStoreFault } from './faults.ts';
+export type { RouteName } from './routes.ts';
+
+export type PlantStoreFakeOptions = {
+  /**
+   * The bearer tokens accepted, each a static token (may do everything) or `{ token, scopes }`
+   * (only what its scopes grant, as a JWT's). By default any well-formed token is accepted; a
+   * missing or malformed one is refused as the service refuses it either way.
+   */
+  tokens?: readonly FakeToken[];
+  /** Plants stored from the start (as `seed` stores them). */
+  plants?: readonly NewPlant[];
+  /** The request body limit in bytes (PLANT_BODY_LIMIT_BYTES); the service's default by default. */
+  bodyLimit?: number;
+  /** As PLANT_WEBHOOKS_ALLOW_PRIVATE: webhook URLs may be plain http and name private addresses. */
+  allowPrivateWebhooks?: boolean;
+  /** How long a rotated-out secret still signs deliveries; 24 hours, as the service's default. */
+  rotationGraceMs?: number;
+  /** The fake's clock (endpoint and delivery times, signature timestamps, rotation grace). */
+  now?: () => Date;
+};
+
+/** What the fake would deliver to one subscribed endpoint for one created plant. */
+export type RecordedDelivery = {
+  /** The delivery's webhook-id. */
+  id: string;
+  endpointId: string;
+  /** The endpoint's URL when the plant was announced. */
+  url: string;
+  /** The plant announced: the delivery's body. */
+  plant: PlantWithId;
+  status: WebhookDelivery['status'];
+  createdAt: Date;
+};
+
+/** One delivery as the service would POST it: sign it, then hand it to your receiver. */
+export type SignedDelivery = {
+  url: string;
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+};
+
+export type PlantStoreFake = {
+  /** A `fetch` that answers as the service would, without a network: `createPlantClient({ fetch: fake.fetch })`. */
+  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /**
+   * Answers one request as the service would (faults included: a lost answer or a connection error
+   * rejects). `basePath` is the part of the path before the API's own (`/api` for `https://x/api`).
+   */
+  handle(request: Request, options?: { basePath?: string }): Promise<Response>;
+  /** The stored plants ordered by id (ids beyond ±(2^53 − 1) as bigint). */
+  readonly plants: PlantWithId[];
+  /** Stores plants as they are (no webhook is announced); a plant the contract refuses throws, naming it. */
+  seed(plants: readonly NewPlant[]): void;
+  /** The registered webhook endpoints, oldest first, as GET /webhooks answers them. */
+  readonly webhooks: WebhookEndpoint[];
+  /** What the fake would deliver, newest first: to `endpointId`, or to every endpoint. */
+  deliveries(endpointId?: string): RecordedDelivery[];
+  /**
+   * The delivery as the service would send it now: its JSON body and Standard Webhooks headers,
+   * signed with the endpoint's secret (and the previous one during a rotation's grace), so that
+   * `verifyPlantWebhook` accepts it.
+   */
+  signDelivery(delivery: RecordedDelivery, options?: { timestampSeconds?: number }): Promise<SignedDelivery>;
+  /** The next call (or `times` calls, or calls of `route`) gets `fault`. An unknown route throws. */
+  fail(fault: PlantStoreFault, options?: FaultOptions): void;
+  clearFaults(): void;
+  /** Forgets every plant, endpoint, delivery and fault, then stores the `plants` option's plants again. */
+  reset(): void;
+};
+
+type StoredEndpoint = {
+  id: string;
+  url: string;
+  description?: string;
+  enabled: boolean;
+  disabledReason?: string;
+  createdAt: Date;
+  secret: string;
+  previous?: { secret: string; until: Date };
+};
+
+type StoredDelivery = RecordedDelivery & { attempts: number };
+
+const DISABLED_BY_REQUEST = 'Disabled by a PATCH request.';
+
+const hex = (bytes: number): string =>
+  [...crypto.getRandomValues(new Uint8Array(bytes))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+
+const exactId = (id: bigint): number | bigint => (Number.isSafeInteger(Number(id)) ? Number(id) : id);
+
+const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : { name, tag });
+const toPlantWithId = ({ id, name, tag }: StoredPlant): PlantWithId =>
+  tag === undefined ? { id: exactId(id), name } : { id: exactId(id), name, tag };
+
+const toEndpoint = ({ id, url, description, enabled, disabledReason, createdAt }: StoredEndpoint): WebhookEndpoint => ({
+  id,
+  url,
+  ...(description !== undefined && { description }),
+  enabled,
+  ...(disabledReason !== undefined && { disabledReason }),
+  createdAt: createdAt.toISOString(),
+});
+
+const toDelivery = ({ id, plant, status, attempts }: StoredDelivery): WebhookDelivery => ({
+  id,
+  plantId: plant.id,
+  status,
+  attempts,
+});
+
+type Schema<T> = { safeParse(value: unknown): { success: true; data: T } | { success: false; error: ZodError } };
+
+const parsed = <T>(schema: Schema<T>, value: unknown, where: string): T => {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new Refusal(400, validationMessage(where, result.error));
+  return result.data;
+};
+
+const sameRequestId = /^[\w.:-]{1,128}$/;
+
+/** What one route's handler is given. */
+type Call = { params: Record<string, string>; query: Record<string, unknown>; request: Request };
+
+/**
+ * An in-memory Plant Store that answers every route of @org/plant-contract as the service does:
+ * the same validation and messages, limits, exact int64 ids, `Link` pages, idempotent creation,
+ * webhook endpoint management, bearer token checks, and the `Error` body for every failure. It
+ * does not model what needs a process or a disk (durability, metrics, admission, rate limits,
+ * delivery attempts): faults on demand stand in for those.
+ */
+export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): PlantStoreFake => {
+  const {
+    tokens,
+    bodyLimit = BODY_LIMIT_BYTES,
+    allowPrivateWebhooks = false,
+    rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+    now = () => new Date(),
+  } = options;
+  const plants = new Map<bigint, StoredPlant>();
+  let sorted: StoredPlant[] | undefined;
+  const endpoints = new Map<string, StoredEndpoint>();
+  let deliveries: StoredDelivery[] = [];
+  const faults = new Faults();
+  const instance = hex(8);
+  let deliverySeq = 0;
+
+  const sortedPlants = (): StoredPlant[] => {
+    sorted ??= [...plants.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    return sorted;
+  };
+  const store = (plant: StoredPlant) => {
+    plants.set(plant.id, plant);
+    sorted = undefined;
+  };
+
+  const seed = (newPlants: readonly NewPlant[]) => {
+    newPlants.forEach((plant, index) => {
+      const result = NewPlant.safeParse(plant);
+      if (!result.success) {
+        throw new TypeError(
+          `Seed plant ${index} (id ${String(plant?.id)}) is refused by the contract: ${validationMessage('plant', result.error)}`,
+        );
+      }
+      const { id, name, tag } = result.data;
+      store(tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag });
+    });
+  };
+
+  const announce = (plant: StoredPlant) => {
+    for (const endpoint of endpoints.values()) {
+      if (!endpoint.enabled) continue;
+      deliverySeq += 1;
+      deliveries.unshift({
+        id: `msg_${instance}_${deliverySeq}`,
+        endpointId: endpoint.id,
+        url: endpoint.url,
+        plant: toPlantWithId(plant),
+        status: 'pending',
+        attempts: 0,
+        createdAt: now(),
+      });
+    }
+  };
+
+  const endpointOf = (id: string): StoredEndpoint => {
+    const endpoint = endpoints.get(id);
+    if (endpoint === undefined)
+      throw new Refusal(404, `No webhook endpoint has id ${JSON.stringify(id.slice(0, 100))}.`);
+    return endpoint;
+  };
+  const enabledEndpointOf = (id: string): StoredEndpoint => {
+    const endpoint = endpointOf(id);
+    if (!endpoint.enabled) {
+      throw new Refusal(409, `The webhook endpoint ${id} is disabled; enable it (PATCH with enabled: true) first.`);
+    }
+    return endpoint;
+  };
+  const checkedUrl = (text: string): string => {
+    const checked = checkWebhookUrl(text, allowPrivateWebhooks);
+    if ('refusal' in checked) throw new Refusal(400, `Invalid request body: ${checked.refusal}`);
+    return checked.url;
+  };
+  const refuseTakenUrl = (url: string, except?: string) => {
+    for (const endpoint of endpoints.values()) {
+      if (endpoint.url === url && endpoint.id !== except) {
+        throw new Refusal(
+          409,
+          `The url is already registered by webhook endpoint ${endpoint.id}; change or delete that one.`,
+        );
+      }
+    }
+  };
+
+  const plantNotFound = (id: bigint) => new Refusal(404, `No plant has id ${id}.`);
+
+  /** One handler per contract route, answering as the service's routers do. */
+  const handlers: Record<RouteName, (call: Call) => Promise<Answer>> = {
+    createPlant: async ({ request }) => {
+      const body = parsed(contract.createPlant.body, await readJsonBody(request, bodyLimit), 'request body');
+      const plant: StoredPlant = { id: BigInt(body.id), name: body.name };
+      if (body.tag !== undefined) plant.tag = body.tag;
+      const known = plants.get(plant.id);
+      if (known === undefined) {
+        store(plant);
+        announce(plant);
+      } else if (known.name !== plant.name || known.tag !== plant.tag) {
+        return errorAnswer(409, `A plant with id ${plant.id} already exists with different data.`);
+      }
+      return { status: 200, body: toPlant(plant) };
+    },
+    listPlants: async ({ query }) => {
+      const { limit = LIST_LIMIT_DEFAULT, after, tag } = parsed(contract.listPlants.query, query, 'query parameters');
+      const pageRequest = { limit, ...(after !== undefined && { after }), ...(tag !== undefined && { tag }) };
+      const { items, nextAfter } = pageOf(sortedPlants(), pageRequest);
+      const headers: Record<string, string> =
+        nextAfter === undefined ? {} : { link: nextPageLink(pageRequest, nextAfter) };
+      return { status: 200, headers, body: items };
+    },
+    getPlant: async ({ params }) => {
+      const { id } = parsed(contract.getPlant.pathParams, params, 'path parameters');
+      const plant = plants.get(id);
+      if (plant === undefined) throw plantNotFound(id);
+      return { status: 200, body: plant };
+    },
+    deletePlant: async ({ params }) => {
+      const { id } = parsed(contract.deletePlant.pathParams, params, 'path parameters');
+      if (!plants.delete(id)) throw plantNotFound(id);
+      sorted = undefined;
+      return { status: 204 };
+    },
+    createWebhook: async ({ request }) => {
+      const body = parsed(contract.createWebhook.body, await readJsonBody(request, bodyLimit), 'request body');
+      const url = checkedUrl(body.url);
+      if (endpoints.size >= WEBHOOK_ENDPOINTS_MAX) {
+        const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
+        return errorAnswer(409, message);
+      }
+      refuseTakenUrl(url);
+      const endpoint: StoredEndpoint = {
+        id: `ep_${hex(16)}`,
+        url,
+        ...(body.description !== undefined && { description: body.description }),
+        enabled: true,
+        createdAt: now(),
+        secret: newSecret(),
+      };
+      endpoints.set(endpoint.id, endpoint);
+      const created: CreatedWebhookEndpoint = { ...toEndpoint(endpoint), secret: endpoint.secret };
+      return { status: 201, body: created };
+    },
+    listWebhooks: async () => ({ status: 200, body: [...endpoints.values()].map(toEndpoint) }),
+    getWebhook: async ({ params }) => {
+      const { id } = parsed(contract.getWebhook.pathParams, params, 'path parameters');
+      return { status: 200, body: toEndpoint(endpointOf(id)) };
+    },
+    updateWebhook: async ({ params, request }) => {
+      const { id } = parsed(contract.updateWebhook.pathParams, params, 'path parameters');
+      const body = parsed(contract.updateWebhook.body, await readJsonBody(request, bodyLimit), 'request body');
+      const url = body.url === undefined ? undefined : checkedUrl(body.url);
+      const endpoint = endpointOf(id);
+      if (url !== undefined) {
+        refuseTakenUrl(url, id);
+        endpoint.url = url;
+      }
+      if (body.description === null) delete endpoint.description;
+      else if (body.description !== undefined) endpoint.description = body.description;
+      if (body.enabled === false && endpoint.enabled) {
+        endpoint.enabled = false;
+        endpoint.disabledReason = DISABLED_BY_REQUEST;
+      } else if (body.enabled === true) {
+        endpoint.enabled = true;
+        delete endpoint.disabledReason;
+      }
+      return { status: 200, body: toEndpoint(endpoint) };
+    },
+    rotateWebhookSecret: async ({ params }) => {
+      const { id } = parsed(contract.rotateWebhookSecret.pathParams, params, 'path parameters');
+      const endpoint = endpointOf(id);
+      endpoint.previous = { secret: endpoint.secret, until: new Date(now().getTime() + rotationGraceMs) };
+      endpoint.secret = newSecret();
+      return { status: 200, body: { secret: endpoint.secret } };
+    },
+    recoverWebhook: async ({ params, request }) => {
+      const { id } = parsed(contract.recoverWebhook.pathParams, params, 'path parameters');
+      const body = parsed(contract.recoverWebhook.body, await readJsonBody(request, bodyLimit), 'request body');
+      enabledEndpointOf(id);
+      const since = new Date(body.since);
+      const failed = deliveries
+        .filter((delivery) => delivery.endpointId === id && delivery.status === 'failed' && delivery.createdAt >= since)
+        .reverse()
+        .slice(0, WEBHOOK_RECOVER_MAX);
+      for (const delivery of failed) delivery.status = 'pending';
+      return { status: 202, body: { requeued: failed.length } };
+    },
+    retryWebhookDelivery: async ({ params }) => {
+      const { id, deliveryId } = parsed(contract.retryWebhookDelivery.pathParams, params, 'path parameters');
+      enabledEndpointOf(id);
+      const delivery = deliveries.find((candidate) => candidate.endpointId === id && candidate.id === deliveryId);
+      if (delivery === undefined) {
+        throw new Refusal(404, `The webhook endpoint ${id} has no delivery with id ${JSON.stringify(deliveryId)}.`);
+      }
+      delivery.status = 'pending';
+      return { status: 202 };
+    },
+    deleteWebhook: async ({ params }) => {
+      const { id } = parsed(contract.deleteWebhook.pathParams, params, 'path parameters');
+      if (!endpoints.delete(id)) endpointOf(id);
+      deliveries = deliveries.filter((delivery) => delivery.endpointId !== id);
+      return { status: 204 };
+    },
+    listWebhookDeliveries: async ({ params, query }) => {
+      const { id } = parsed(contract.listWebhookDeliveries.pathParams, params, 'path parameters');
+      const { limit = DELIVERIES_LIMIT_DEFAULT } = parsed(
+        contract.listWebhookDeliveries.query,
+        query,
+        'query parameters',
+      );
+      endpointOf(id);
+      const own = deliveries.filter((delivery) => delivery.endpointId === id).slice(0, limit);
+      return { status: 200, body: own.map(toDelivery) };
+    },
+  };
+
+  /** The answer to one request, or the fault that replaces it. */
+  const answer = async (request: Request, pathname: string): Promise<Answer | PlantStoreFault> => {
+    const match = matchRoute(request.method, pathname);
+    if (match.kind === 'not-found') return errorAnswer(404, 'No operation exists at this path.');
+    if (match.kind === 'other-method') {
+      const allow = { allow: match.allow };
+      if (request.method === 'OPTIONS') return { status: 204, headers: allow };
+      return errorAnswer(405, `${request.method} is not allowed here; allowed: ${match.allow}.`, allow);
+    }
+    const fault = faults.take(match.name);
+    const faulty = fault && faultAnswer(fault);
+    if (faulty) return faulty;
+    if (fault?.type === 'connection-error') return fault;
+    if (fault?.type === 'delay') await wait(fault.ms, request.signal);
+    const query = parseQuery(new URL(request.url).search);
+    authorize(tokens, request.headers, query, contract[match.name].metadata.scope as Scope);
+    const answered = await handlers[match.name]({ params: match.params, query, request });
+    return fault?.type === 'lost-answer' ? fault : answered;
+  };
+
+  const handle = async (request: Request, { basePath = '' }: { basePath?: string } = {}): Promise<Response> => {
+    if (request.signal.aborted) throw request.signal.reason;
+    const incoming = request.headers.get('x-request-id');
+    const requestId = incoming !== null && sameRequestId.test(incoming) ? incoming : crypto.randomUUID();
+    const { pathname } = new URL(request.url);
+    const path = basePath !== '' && pathname.startsWith(basePath) ? pathname.slice(basePath.length) : pathname;
+    let answered: Answer | PlantStoreFault;
+    try {
+      answered = await answer(request, path);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      answered = errorAnswer(error.status, error.message, error.headers);
+    }
+    if ('type' in answered) throw connectionError();
+    return toResponse(answered, requestId, request.method);
+  };
+
+  const reset = () => {
+    plants.clear();
+    sorted = undefined;
+    endpoints.clear();
+    deliveries = [];
+    faults.clear();
+    seed(options.plants ?? []);
+  };
+  reset();
+
+  return {
+    fetch: (input, init) => handle(new Request(input, init)),
+    handle,
+    get plants() {
+      return sortedPlants().map(toPlantWithId);
+    },
+    seed,
+    get webhooks() {
+      return [...endpoints.values()].map(toEndpoint);
+    },
+    deliveries: (endpointId) =>
+      deliveries
+        .filter((delivery) => endpointId === undefined || delivery.endpointId === endpointId)
+        .map(({ attempts: _attempts, ...delivery }) => delivery),
+    signDelivery: async (delivery, { timestampSeconds = Math.floor(now().getTime() / 1000) } = {}) => {
+      const endpoint = endpoints.get(delivery.endpointId);
+      if (endpoint === undefined)
+        throw new RangeError(`No webhook endpoint has id ${JSON.stringify(delivery.endpointId)}.`);
+      const secrets = [endpoint.secret];
+      if (endpoint.previous && endpoint.previous.until > now()) secrets.push(endpoint.previous.secret);
+      const body = stringifyExactJson(delivery.plant);
+      const signed = await signedHeaders(secrets, delivery.id, timestampSeconds, body);
+      return { url: endpoint.url, method: 'POST', headers: { 'content-type': 'application/json', ...signed }, body };
+    },
+    fail: (fault, faultOptions) => faults.add(fault, faultOptions),
+    clearFaults: () => faults.clear(),
+    reset,
+  };
+};

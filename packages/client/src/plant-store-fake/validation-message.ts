@@ -1,0 +1,21 @@
+import type { ZodError } from 'zod';
+
+const MAX_LISTED_ISSUES = 5;
+
+/**
+ * One sentence naming each invalid field, worded as the service words it
+ * (`Invalid request body: id must be an integer …; name is required.`).
+ */
+export const validationMessage = (where: string, error: ZodError): string => {
+  const all = [
+    ...new Set(
+      error.issues.map((issue) => {
+        const field = issue.path.length === 0 ? 'the top-level value' : issue.path.join('.');
+        return `${field} ${issue.message}`;
+      }),
+    ),
+  ];
+  const issues = all.slice(0, MAX_LISTED_ISSUES);
+  const more = all.length - issues.length;
+  return `Invalid ${where}: ${issues.join('; ')}${more > 0 ? `; and ${more} more` : ''}.`;
+};
