@@ -10,6 +10,7 @@ import type { Clock } from '../clock.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { fakeStoreView, serveFake } from './fake-server.ts';
 import type { TestDatabase } from './postgres-server.ts';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
@@ -30,10 +31,13 @@ export const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-api-t
 export type TestAppOptions = Omit<AppOptions, 'store' | 'authenticate'>;
 
 /**
- * The HTTP suites run on SQLite, and again on PostgreSQL in the `api-postgres` vitest project
- * (vitest.config.ts), which sets PLANT_TEST_STORE=postgres.
+ * The HTTP suites run on SQLite, again on PostgreSQL in the `api-postgres` vitest project
+ * (vitest.config.ts), which sets PLANT_TEST_STORE=postgres, and against @org/plant-client/testing's
+ * fake in the `api-fake` project (PLANT_TEST_STORE=fake), which proves the fake answers as the
+ * service does.
  */
 const ON_POSTGRES = process.env.PLANT_TEST_STORE === 'postgres';
+export const ON_FAKE = process.env.PLANT_TEST_STORE === 'fake';
 /** On PostgreSQL, one database per data directory: a restart on the same directory finds its plants. */
 const databases = new Map<string, TestDatabase>();
 
@@ -61,6 +65,35 @@ const openStore = async (dataDir: string, clock?: Clock): Promise<{ store: Plant
   };
 };
 
+/** The fake instead of the app, with the options it models; a restart on the same directory starts empty. */
+const startFakeServer = async (dataDir: string, options: TestAppOptions): Promise<TestServer> => {
+  const { createPlantStoreFake } = await import('@org/plant-client/testing');
+  const fake = createPlantStoreFake({
+    tokens: [TEST_TOKEN],
+    ...(options.bodyLimit !== undefined && { bodyLimit: options.bodyLimit }),
+    ...(options.allowPrivateWebhooks !== undefined && { allowPrivateWebhooks: options.allowPrivateWebhooks }),
+    ...(options.webhookRotationGraceMs !== undefined && { rotationGraceMs: options.webhookRotationGraceMs }),
+  });
+  const { server, url } = await serveFake(fake);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return {
+    url,
+    dataDir,
+    store: fakeStoreView(fake),
+    stop,
+    cleanup: async () => {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+};
+
 /**
  * The real app on a real store (SQLite in a temporary directory, or PostgreSQL, see above),
  * listening on 127.0.0.1:<ephemeral>. `storeClock`: the embedded store's clock (see SqlitePlantStore.open).
@@ -69,6 +102,7 @@ export const startTestServer = async (
   dataDir = makeDataDir(),
   { storeClock, ...options }: TestAppOptions & { storeClock?: Clock } = {},
 ): Promise<TestServer> => {
+  if (ON_FAKE) return startFakeServer(dataDir, options);
   const { store, drop } = await openStore(dataDir, storeClock);
   const app = createApp({ ...options, store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
   const server = await new Promise<Server>((resolve, reject) => {
