@@ -87,9 +87,18 @@ export const faultAnswer = (fault: PlantStoreFault): Answer | undefined => {
   }
 };
 
-/** What fetch rejects with when no answer comes: undici's error. */
+const DROPPED = Symbol.for('@org/plant-client/testing/dropped-connection');
+
+/** What fetch rejects with when no answer comes: undici's error, marked for adapters (`isDroppedConnection`). */
 export const connectionError = (): TypeError =>
-  new TypeError('fetch failed', { cause: new Error('The Plant Store fake dropped the connection (a fault rule).') });
+  Object.assign(
+    new TypeError('fetch failed', { cause: new Error('The Plant Store fake dropped the connection (a fault rule).') }),
+    { [DROPPED]: true },
+  );
+
+/** Whether `error` is a fault's lost answer or dropped connection, which an adapter turns into its own. */
+export const isDroppedConnection = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[DROPPED] === true;
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
 export const wait = (ms: number, signal: AbortSignal | null | undefined): Promise<void> =>

@@ -1,0 +1,1 @@
+export { plantStoreHandlers } from './msw-handlers.ts';
