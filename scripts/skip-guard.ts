@@ -21,6 +21,8 @@ type AllowedSkip = {
  * What the API's HTTP suites test that @org/plant-client/testing's fake deliberately does not model:
  * the `api-fake` project (apps/api/vitest.config.ts) skips exactly these, by title, and nothing else.
  */
+const DELIVERY = 'delivery attempts: the fake records what it would deliver and POSTs nothing';
+
 export const FAKE_DOES_NOT_MODEL = [
   {
     file: 'src/plants/create-plant.test.ts',
@@ -36,6 +38,42 @@ export const FAKE_DOES_NOT_MODEL = [
     file: 'src/auth/bearer-auth.test.ts',
     title: 'answers oversized headers with 431 and the Error body, never 500',
     why: "Node's HTTP parser answers 431 before any handler, and fetch has no such limit",
+  },
+  {
+    file: 'src/webhooks/webhook-operations.test.ts',
+    title:
+      're-enabling an endpoint disabled by 410 Gone clears the reason; recover then sends what the 410 failed, with its webhook-id',
+    why: DELIVERY,
+  },
+  {
+    file: 'src/webhooks/webhook-operations.test.ts',
+    title: 'disabling holds pending deliveries (not attempted, still pending); enabling again sends them',
+    why: DELIVERY,
+  },
+  {
+    file: 'src/webhooks/webhook-operations.test.ts',
+    title: 'answers a new secret; during the grace deliveries verify with both secrets, after it only with the new one',
+    why: DELIVERY,
+  },
+  {
+    file: 'src/webhooks/webhook-operations.test.ts',
+    title: 'attempts again the deliveries that failed during a receiver outage, with their webhook-ids',
+    why: DELIVERY,
+  },
+  {
+    file: 'src/webhooks/webhook-operations.test.ts',
+    title: 'attempts one delivery again now, whatever its status, with its webhook-id',
+    why: DELIVERY,
+  },
+  {
+    file: 'src/webhooks/webhook-operations.test.ts',
+    title: 'updates, rotates, recovers and retries; verifyPlantWebhook takes both secrets while rotating',
+    why: DELIVERY,
+  },
+  {
+    file: 'src/webhooks/webhook-operations.test.ts',
+    title: 'with a key, the database files never contain the secret, and deliveries still verify',
+    why: 'secrets at rest: the fake has no database files (and sends no deliveries)',
   },
 ] as const;
 

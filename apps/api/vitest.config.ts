@@ -42,7 +42,7 @@ export default defineConfig({
         // listed by title in scripts/skip-guard.ts (FAKE_DOES_NOT_MODEL).
         test: {
           name: 'api-fake',
-          include: ON_BOTH_STORES,
+          include: [...ON_BOTH_STORES, 'src/webhooks/webhook-operations.test.ts'],
           env: { PLANT_TEST_STORE: 'fake' },
           testNamePattern: allButNotModelled,
         },
