@@ -187,6 +187,14 @@ describe('other methods on /plants/{id}', () => {
     expect(response.headers.get('allow')).toBe('GET, HEAD, DELETE, OPTIONS');
     await expectError(response, 405, new RegExp(`^${method} is not allowed`));
   });
+
+  it.each(['GET', 'DELETE', 'POST'])(
+    'answers %s with an id that is not valid percent-encoding with 400 naming the segment',
+    async (method) => {
+      const response = await get('/plants/%E0', { method });
+      await expectError(response, 400, /^The path segment "%E0" is not valid percent-encoding\.$/);
+    },
+  );
 });
 
 describe('OPTIONS and HEAD', () => {

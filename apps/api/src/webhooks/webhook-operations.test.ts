@@ -223,6 +223,19 @@ describe('PATCH /webhooks/{id}', () => {
       (list) => list.every((delivery) => delivery.status === 'delivered'),
     );
   });
+  it('reads the body before the id: malformed JSON is answered as such, whatever the id, then the id is checked', async () => {
+    const { base } = await startService();
+    const tooLong = 'x'.repeat(101);
+    const send = (id: string, body: string) => api(base, `/webhooks/${id}`, { method: 'PATCH', body });
+    await expectError(await send(tooLong, '{"enabled":'), 400, /^The request body is not valid JSON/);
+    await expectError(await send(tooLong, '{"enabled":1}'), 400, /^Invalid path parameters: id must be at most 100/);
+    await expectError(
+      await send('ep_unknown', '{"enabled":1}'),
+      400,
+      /^Invalid request body: enabled must be true or false/,
+    );
+    await expectError(await send('ep_unknown', '{"enabled":true}'), 404, /No webhook endpoint has id "ep_unknown"/);
+  });
 });
 
 describe('POST /webhooks/{id}/rotate-secret', () => {

@@ -148,7 +148,18 @@ const parsed = <T>(schema: Schema<T>, value: unknown, where: string): T => {
 const sameRequestId = /^[\w.:-]{1,128}$/;
 
 /** What one route's handler is given. */
-type Call = { params: Record<string, string>; query: Record<string, unknown>; request: Request };
+type Call = {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  /** The JSON body, read before any validation (as the service's body middleware runs first); undefined for bodiless routes. */
+  body: unknown;
+};
+
+/** Whether the route takes a JSON body (the others, `c.noBody()` or GET, are never read). */
+const takesJson = (name: RouteName): boolean => {
+  const route = contract[name];
+  return 'body' in route && typeof (route.body as { safeParse?: unknown }).safeParse === 'function';
+};
 
 /**
  * An in-memory Plant Store that answers every route of @org/plant-contract as the service does:
@@ -244,10 +255,10 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
 
   /** One handler per contract route, answering as the service's routers do. */
   const handlers: Record<RouteName, (call: Call) => Promise<Answer>> = {
-    createPlant: async ({ request }) => {
-      const body = parsed(contract.createPlant.body, await readJsonBody(request, bodyLimit), 'request body');
-      const plant: StoredPlant = { id: BigInt(body.id), name: body.name };
-      if (body.tag !== undefined) plant.tag = body.tag;
+    createPlant: async ({ body }) => {
+      const newPlant = parsed(contract.createPlant.body, body, 'request body');
+      const plant: StoredPlant = { id: BigInt(newPlant.id), name: newPlant.name };
+      if (newPlant.tag !== undefined) plant.tag = newPlant.tag;
       const known = plants.get(plant.id);
       if (known === undefined) {
         store(plant);
@@ -277,9 +288,9 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       sorted = undefined;
       return { status: 204 };
     },
-    createWebhook: async ({ request }) => {
-      const body = parsed(contract.createWebhook.body, await readJsonBody(request, bodyLimit), 'request body');
-      const url = checkedUrl(body.url);
+    createWebhook: async ({ body }) => {
+      const endpointBody = parsed(contract.createWebhook.body, body, 'request body');
+      const url = checkedUrl(endpointBody.url);
       if (endpoints.size >= WEBHOOK_ENDPOINTS_MAX) {
         const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
         return errorAnswer(409, message);
@@ -288,7 +299,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const endpoint: StoredEndpoint = {
         id: `ep_${hex(16)}`,
         url,
-        ...(body.description !== undefined && { description: body.description }),
+        ...(endpointBody.description !== undefined && { description: endpointBody.description }),
         enabled: true,
         createdAt: now(),
         secret: newSecret(),
@@ -302,21 +313,21 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const { id } = parsed(contract.getWebhook.pathParams, params, 'path parameters');
       return { status: 200, body: toEndpoint(endpointOf(id)) };
     },
-    updateWebhook: async ({ params, request }) => {
+    updateWebhook: async ({ params, body }) => {
       const { id } = parsed(contract.updateWebhook.pathParams, params, 'path parameters');
-      const body = parsed(contract.updateWebhook.body, await readJsonBody(request, bodyLimit), 'request body');
-      const url = body.url === undefined ? undefined : checkedUrl(body.url);
+      const changes = parsed(contract.updateWebhook.body, body, 'request body');
+      const url = changes.url === undefined ? undefined : checkedUrl(changes.url);
       const endpoint = endpointOf(id);
       if (url !== undefined) {
         refuseTakenUrl(url, id);
         endpoint.url = url;
       }
-      if (body.description === null) delete endpoint.description;
-      else if (body.description !== undefined) endpoint.description = body.description;
-      if (body.enabled === false && endpoint.enabled) {
+      if (changes.description === null) delete endpoint.description;
+      else if (changes.description !== undefined) endpoint.description = changes.description;
+      if (changes.enabled === false && endpoint.enabled) {
         endpoint.enabled = false;
         endpoint.disabledReason = DISABLED_BY_REQUEST;
-      } else if (body.enabled === true) {
+      } else if (changes.enabled === true) {
         endpoint.enabled = true;
         delete endpoint.disabledReason;
       }
@@ -329,13 +340,13 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       endpoint.secret = newSecret();
       return { status: 200, body: { secret: endpoint.secret } };
     },
-    recoverWebhook: async ({ params, request }) => {
+    recoverWebhook: async ({ params, body }) => {
       const { id } = parsed(contract.recoverWebhook.pathParams, params, 'path parameters');
-      const body = parsed(contract.recoverWebhook.body, await readJsonBody(request, bodyLimit), 'request body');
+      const { since } = parsed(contract.recoverWebhook.body, body, 'request body');
       enabledEndpointOf(id);
-      const since = new Date(body.since);
+      const from = new Date(since);
       const failed = deliveries
-        .filter((delivery) => delivery.endpointId === id && delivery.status === 'failed' && delivery.createdAt >= since)
+        .filter((delivery) => delivery.endpointId === id && delivery.status === 'failed' && delivery.createdAt >= from)
         .reverse()
         .slice(0, WEBHOOK_RECOVER_MAX);
       for (const delivery of failed) delivery.status = 'pending';
@@ -386,7 +397,8 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     if (fault?.type === 'delay') await wait(fault.ms, request.signal);
     const query = parseQuery(new URL(request.url).search);
     authorize(tokens, request.headers, query, contract[match.name].metadata.scope as Scope);
-    const answered = await handlers[match.name]({ params: match.params, query, request });
+    const body = takesJson(match.name) ? await readJsonBody(request, bodyLimit) : undefined;
+    const answered = await handlers[match.name]({ params: match.params, query, body });
     return fault?.type === 'lost-answer' ? fault : answered;
   };
 

@@ -49,12 +49,9 @@ export const matchRoute = (method: string, pathname: string): Match => {
   for (const route of ROUTES) {
     const found = route.pattern.exec(pathname);
     if (!found) continue;
-    if (route.method === asked) {
-      const params = Object.fromEntries(
-        route.params.map((param, index) => [param, decodeParam(found[index + 1] ?? '')]),
-      );
-      return { kind: 'route', name: route.name, params };
-    }
+    // Express decodes a layer's parameters when its path matches, before it looks at the method.
+    const params = Object.fromEntries(route.params.map((param, index) => [param, decodeParam(found[index + 1] ?? '')]));
+    if (route.method === asked) return { kind: 'route', name: route.name, params };
     allow ??= `${ALLOW.get(route.path)}, OPTIONS`;
   }
   return allow === undefined ? { kind: 'not-found' } : { kind: 'other-method', allow };
