@@ -71,6 +71,21 @@ export const FAKE_DOES_NOT_MODEL = [
     why: DELIVERY,
   },
   {
+    file: 'src/webhooks/webhook-ids.test.ts',
+    title: 'are never issued twice, however often the endpoint is deleted and registered again',
+    why: DELIVERY,
+  },
+  {
+    file: 'src/webhooks/webhook-ids.test.ts',
+    title: 'are never issued twice after retention emptied the outbox',
+    why: 'retention and delivery attempts: the fake prunes nothing and POSTs nothing',
+  },
+  {
+    file: 'src/webhooks/webhook-registration-clock.test.ts',
+    title: 'is the store’s: a service clock an hour ahead still delivers the first plant created after registration',
+    why: DELIVERY,
+  },
+  {
     file: 'src/webhooks/webhook-operations.test.ts',
     title: 'with a key, the database files never contain the secret, and deliveries still verify',
     why: 'secrets at rest: the fake has no database files (and sends no deliveries)',
