@@ -52,7 +52,21 @@ const DRIFTS: Drift[] = [
         replace: '$1',
       },
     ],
-    rejectedBy: [{ pkg: 'apps/api', naming: /src\/plants\/plants-router\.ts/ }],
+    rejectedBy: [
+      { pkg: 'apps/api', naming: /src\/plants\/plants-router\.ts/ },
+      { pkg: 'packages/client', naming: /src\/plant-store-fake\/plant-store-fake\.ts/ },
+    ],
+  },
+  {
+    name: "the client's fake answering createPlant with a status the contract does not list (201)",
+    edits: [
+      {
+        file: 'packages/client/src/plant-store-fake/plant-store-fake.ts',
+        find: /return \{ status: 200, body: toPlant\(plant\) \};/,
+        replace: 'return { status: 201, body: toPlant(plant) };',
+      },
+    ],
+    rejectedBy: [{ pkg: 'packages/client', naming: /src\/plant-store-fake\/plant-store-fake\.ts/ }],
   },
   {
     name: "a handler answering 200 with something other than the contract's Plant",

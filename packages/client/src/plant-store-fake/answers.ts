@@ -21,7 +21,11 @@ export class Refusal extends Error {
   }
 }
 
-export const errorAnswer = (status: number, message: string, headers: Record<string, string> = {}): Answer => ({
+export const errorAnswer = <Status extends number>(
+  status: Status,
+  message: string,
+  headers: Record<string, string> = {},
+): { status: Status; headers: Record<string, string>; body: { error: Status; message: string } } => ({
   status,
   headers,
   body: { error: status, message },

@@ -4,6 +4,7 @@ import {
   DELIVERIES_LIMIT_DEFAULT,
   LIST_LIMIT_DEFAULT,
   NewPlant,
+  type PlantContract,
   type PlantWithId,
   type Scope,
   stringifyExactJson,
@@ -13,6 +14,7 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
 } from '@org/plant-contract';
+import type { ServerInferResponses } from '@ts-rest/core';
 import type { ZodError } from 'zod';
 import { type Answer, errorAnswer, Refusal, toResponse } from './answers.ts';
 import { authorize, type FakeToken } from './bearer-token.ts';
@@ -147,6 +149,11 @@ const parsed = <T>(schema: Schema<T>, value: unknown, where: string): T => {
 
 const sameRequestId = /^[\w.:-]{1,128}$/;
 
+/** An answer the contract lists for the route, plus the headers it comes with. */
+type RouteAnswer<Name extends RouteName> = ServerInferResponses<PlantContract[Name]> & {
+  headers?: Record<string, string>;
+};
+
 /** What one route's handler is given. */
 type Call = {
   params: Record<string, string>;
@@ -253,8 +260,11 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
 
   const plantNotFound = (id: bigint) => new Refusal(404, `No plant has id ${id}.`);
 
-  /** One handler per contract route, answering as the service's routers do. */
-  const handlers: Record<RouteName, (call: Call) => Promise<Answer>> = {
+  /**
+   * One handler per contract route, answering as the service's routers do; each answer is typed by
+   * the contract's responses for its route, so the fake cannot answer what the contract does not list.
+   */
+  const handlers: { [Name in RouteName]: (call: Call) => Promise<RouteAnswer<Name>> } = {
     createPlant: async ({ body }) => {
       const newPlant = parsed(contract.createPlant.body, body, 'request body');
       const plant: StoredPlant = { id: BigInt(newPlant.id), name: newPlant.name };
@@ -286,7 +296,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const { id } = parsed(contract.deletePlant.pathParams, params, 'path parameters');
       if (!plants.delete(id)) throw plantNotFound(id);
       sorted = undefined;
-      return { status: 204 };
+      return { status: 204, body: undefined };
     },
     createWebhook: async ({ body }) => {
       const endpointBody = parsed(contract.createWebhook.body, body, 'request body');
@@ -360,13 +370,13 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         throw new Refusal(404, `The webhook endpoint ${id} has no delivery with id ${JSON.stringify(deliveryId)}.`);
       }
       delivery.status = 'pending';
-      return { status: 202 };
+      return { status: 202, body: undefined };
     },
     deleteWebhook: async ({ params }) => {
       const { id } = parsed(contract.deleteWebhook.pathParams, params, 'path parameters');
       if (!endpoints.delete(id)) endpointOf(id);
       deliveries = deliveries.filter((delivery) => delivery.endpointId !== id);
-      return { status: 204 };
+      return { status: 204, body: undefined };
     },
     listWebhookDeliveries: async ({ params, query }) => {
       const { id } = parsed(contract.listWebhookDeliveries.pathParams, params, 'path parameters');
