@@ -239,6 +239,25 @@ describe('webhooks', () => {
     ]);
   });
 
+  it('settles deliveries as the test says the receiver answered; recover and retry make them pending again', async () => {
+    const { fake, client } = setUp({ now: () => new Date('2026-11-27T00:00:00Z') });
+    const endpoint = await client.createWebhook({ url });
+    await client.createPlant({ id: 1, name: 'Fern' });
+    await client.createPlant({ id: 2, name: 'Ivy' });
+    const [ivy, fern] = fake.deliveries(endpoint.id);
+    if (ivy === undefined || fern === undefined) throw new Error('missing deliveries');
+    fake.settleDelivery(fern.id, 'delivered');
+    fake.settleDelivery(ivy.id, 'failed');
+    expect((await client.listWebhookDeliveries(endpoint.id)).data).toStrictEqual([
+      { id: ivy.id, plantId: 2, status: 'failed', attempts: 1 },
+      { id: fern.id, plantId: 1, status: 'delivered', attempts: 1, deliveredAt: '2026-11-27T00:00:00.000Z' },
+    ]);
+    expect(await client.recoverWebhook(endpoint.id, { since: new Date(0) })).toStrictEqual({ requeued: 1 });
+    await client.retryWebhookDelivery(endpoint.id, fern.id);
+    expect(fake.deliveries(endpoint.id).map(({ status }) => status)).toStrictEqual(['pending', 'pending']);
+    expect(() => fake.settleDelivery('msg_unknown', 'failed')).toThrow('No delivery has id "msg_unknown".');
+  });
+
   it('signs with the new and the previous secret during a rotation grace', async () => {
     let now = new Date('2026-11-27T00:00:00Z');
     const { fake, client } = setUp({ now: () => now, rotationGraceMs: 60_000 });

@@ -58,7 +58,9 @@ export type RecordedDelivery = {
   url: string;
   /** The plant announced: the delivery's body. */
   plant: PlantWithId;
+  /** pending until `settleDelivery` says how the receiver answered (the fake sends nothing itself). */
   status: WebhookDelivery['status'];
+  attempts: number;
   createdAt: Date;
 };
 
@@ -92,6 +94,12 @@ export type PlantStoreFake = {
    * `verifyPlantWebhook` accepts it.
    */
   signDelivery(delivery: RecordedDelivery, options?: { timestampSeconds?: number }): Promise<SignedDelivery>;
+  /**
+   * Records how the receiver took a delivery, as the service's worker would after an attempt:
+   * `delivered`, or `failed` once every retry is spent (then `recoverWebhook` can requeue it). An
+   * unknown delivery id throws.
+   */
+  settleDelivery(deliveryId: string, outcome: 'delivered' | 'failed'): void;
   /** The next call (or `times` calls, or calls of `route`) gets `fault`. An unknown route throws. */
   fail(fault: PlantStoreFault, options?: FaultOptions): void;
   clearFaults(): void;
@@ -110,9 +118,15 @@ type StoredEndpoint = {
   previous?: { secret: string; until: Date };
 };
 
-type StoredDelivery = RecordedDelivery & { attempts: number };
+type StoredDelivery = RecordedDelivery & { deliveredAt?: Date };
 
 const DISABLED_BY_REQUEST = 'Disabled by a PATCH request.';
+
+/** Pending again, due now: what recover and retry make of a delivery. */
+const requeue = (delivery: StoredDelivery) => {
+  delivery.status = 'pending';
+  delete delivery.deliveredAt;
+};
 
 const hex = (bytes: number): string =>
   [...crypto.getRandomValues(new Uint8Array(bytes))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
@@ -132,11 +146,12 @@ const toEndpoint = ({ id, url, description, enabled, disabledReason, createdAt }
   createdAt: createdAt.toISOString(),
 });
 
-const toDelivery = ({ id, plant, status, attempts }: StoredDelivery): WebhookDelivery => ({
+const toDelivery = ({ id, plant, status, attempts, deliveredAt }: StoredDelivery): WebhookDelivery => ({
   id,
   plantId: plant.id,
   status,
   attempts,
+  ...(deliveredAt !== undefined && { deliveredAt: deliveredAt.toISOString() }),
 });
 
 type Schema<T> = { safeParse(value: unknown): { success: true; data: T } | { success: false; error: ZodError } };
@@ -359,7 +374,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         .filter((delivery) => delivery.endpointId === id && delivery.status === 'failed' && delivery.createdAt >= from)
         .reverse()
         .slice(0, WEBHOOK_RECOVER_MAX);
-      for (const delivery of failed) delivery.status = 'pending';
+      for (const delivery of failed) requeue(delivery);
       return { status: 202, body: { requeued: failed.length } };
     },
     retryWebhookDelivery: async ({ params }) => {
@@ -369,7 +384,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       if (delivery === undefined) {
         throw new Refusal(404, `The webhook endpoint ${id} has no delivery with id ${JSON.stringify(deliveryId)}.`);
       }
-      delivery.status = 'pending';
+      requeue(delivery);
       return { status: 202, body: undefined };
     },
     deleteWebhook: async ({ params }) => {
@@ -452,7 +467,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     deliveries: (endpointId) =>
       deliveries
         .filter((delivery) => endpointId === undefined || delivery.endpointId === endpointId)
-        .map(({ attempts: _attempts, ...delivery }) => delivery),
+        .map(({ deliveredAt: _deliveredAt, ...delivery }) => delivery),
     signDelivery: async (delivery, { timestampSeconds = Math.floor(now().getTime() / 1000) } = {}) => {
       const endpoint = endpoints.get(delivery.endpointId);
       if (endpoint === undefined)
@@ -462,6 +477,13 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const body = stringifyExactJson(delivery.plant);
       const signed = await signedHeaders(secrets, delivery.id, timestampSeconds, body);
       return { url: endpoint.url, method: 'POST', headers: { 'content-type': 'application/json', ...signed }, body };
+    },
+    settleDelivery: (deliveryId, outcome) => {
+      const delivery = deliveries.find((candidate) => candidate.id === deliveryId);
+      if (delivery === undefined) throw new RangeError(`No delivery has id ${JSON.stringify(deliveryId)}.`);
+      delivery.attempts += 1;
+      delivery.status = outcome;
+      if (outcome === 'delivered') delivery.deliveredAt = now();
     },
     fail: (fault, faultOptions) => faults.add(fault, faultOptions),
     clearFaults: () => faults.clear(),
