@@ -23,6 +23,7 @@ export {
   Int64Text,
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
+  LIST_PAGE_MAX_BYTES,
   ListPlantsQuery,
   PlantIdParams,
 } from './parameters.ts';

@@ -6,6 +6,11 @@ import { TAG_MAX_LENGTH } from './schemas.ts';
 /** Page size of GET /plants when `limit` is not given, and the largest accepted. */
 export const LIST_LIMIT_DEFAULT = 100;
 export const LIST_LIMIT_MAX = 1000;
+/**
+ * A page of GET /plants ends once its names and tags hold this many bytes (UTF-8), whatever its
+ * `limit`: about 220 plants of the longest names and tags in four-byte characters.
+ */
+export const LIST_PAGE_MAX_BYTES = 256 * 1024;
 
 const INT64_MESSAGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}`;
 const once = { invalid_type_error: 'must be given once' };
@@ -29,7 +34,7 @@ const Limit = z
 
 export const ListPlantsQuery = z.object({
   limit: Limit.optional().describe(
-    `Maximum number of plants to return (int32, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT})`,
+    `Maximum number of plants to return (int32, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}). A maximum, not a promise: a page may hold fewer, with a next link`,
   ),
   after: Int64Text.optional().describe('Return only plants with a greater id: the cursor of the next page'),
   tag: maxCharacters(z.string(once).min(1, 'must not be empty'), TAG_MAX_LENGTH)
