@@ -69,6 +69,7 @@ const measure = async (mode: Mode, count: number) => {
     list: (options) => real.list(options),
     delete: (id) => real.delete(id),
     health: () => real.health(),
+    alive: () => real.alive(),
     close: () => real.close(),
   };
   const metrics = createMetrics({});

@@ -5,6 +5,7 @@ import { type Logger, pino } from 'pino';
 import type { Authenticator } from './auth/authenticator.ts';
 import { bearerAuth } from './auth/bearer-auth.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
+import { answerBudget } from './http/answer-budget.ts';
 import { type CorsOrigins, corsHeaders } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
 import { errorHandler, notFound, otherMethods, validationErrorHandler } from './http/error-handler.ts';
@@ -41,6 +42,8 @@ export type AppOptions = {
   logger?: Logger;
   /** Request body limit in bytes; defaults to BODY_LIMIT_BYTES. */
   bodyLimit?: number;
+  /** PLANT_MAX_ANSWER_BYTES: bytes of lists being answered at once (see `answerBudget`). */
+  maxAnswerBytes?: number;
   /** Prometheus metrics; by default a fresh registry without process metrics. */
   metrics?: Metrics;
   /**
@@ -98,6 +101,7 @@ export const createApp = ({
   trustProxy = false,
   logger = pino({ enabled: false }),
   bodyLimit,
+  maxAnswerBytes,
   metrics = createMetrics({ processMetrics: false }),
   serveMetrics = false,
   readiness = storeReadiness(store),
@@ -127,14 +131,16 @@ export const createApp = ({
     app.use(corsHeaders(corsOrigins, [...new Set([...methodsByPath().values()].flat())]));
   }
   // Before the request log: probes every few seconds from every load balancer would drown it.
-  app.use(opsRoutes({ readiness, isDraining, logger, ...(serveMetrics && { metrics }) }));
+  app.use(opsRoutes({ readiness, alive: () => store.alive(), isDraining, logger, ...(serveMetrics && { metrics }) }));
   app.use(requestLogger(logger));
 
+  const answers = answerBudget(maxAnswerBytes);
   const routes = {
-    ...createPlantsRouter(metrics.instrumentStore(store), { bodyLimit }),
+    ...createPlantsRouter(metrics.instrumentStore(store), { bodyLimit, answers }),
     ...createWebhooksRouter(store.webhooks, {
       allowPrivate: allowPrivateWebhooks,
       ...(webhookHostResolver && { resolve: addressesOf(webhookHostResolver) }),
+      answers,
       bodyLimit,
       secrets: webhookSecrets,
       rotationGraceMs: webhookRotationGraceMs,

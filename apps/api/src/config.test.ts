@@ -37,6 +37,7 @@ describe('loadConfig', () => {
         keepAliveTimeoutMs: 5_000,
       },
       admission: { maxActive: 128, maxInFlight: 1_024, maxConnections: 10_000, maxEventLoopDelayMs: 500 },
+      maxAnswerBytes: 16 * 1024 * 1024,
       webhooks: {
         timeoutMs: 15_000,
         retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -82,6 +83,7 @@ describe('loadConfig', () => {
     ).toStrictEqual({ maxActive: 32, maxInFlight: 64, maxConnections: 256, maxEventLoopDelayMs: 0 });
     // 0: every connection is read at once, as before the bound existed.
     expect(loadConfig({ PLANT_MAX_ACTIVE: '0' }).admission.maxActive).toBe(0);
+    expect(loadConfig({ PLANT_MAX_ANSWER_BYTES: '1048576' }).maxAnswerBytes).toBe(1_048_576);
   });
 
   it('reads the webhook settings', () => {
@@ -427,6 +429,10 @@ describe('loadConfig', () => {
     [
       { PLANT_MAX_EVENT_LOOP_DELAY_MS: '-5' },
       'Invalid configuration: PLANT_MAX_EVENT_LOOP_DELAY_MS must be a whole number of milliseconds from 0 to 60000.',
+    ],
+    [
+      { PLANT_MAX_ANSWER_BYTES: '0' },
+      'Invalid configuration: PLANT_MAX_ANSWER_BYTES must be a whole number of bytes from 1 to 8589934592.',
     ],
     [{ PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: 'x' }, /^Invalid configuration: PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS /],
     [{ PLANT_WEBHOOK_TIMEOUT_MS: '0' }, /^Invalid configuration: PLANT_WEBHOOK_TIMEOUT_MS must be a whole number/],

@@ -2,6 +2,7 @@ import { WEBHOOK_ROTATION_GRACE_DEFAULT_MS } from '@org/plant-contract';
 import { z } from 'zod';
 import { JWT_DEFAULTS } from './auth/jwt-defaults.ts';
 import { ADMISSION_DEFAULTS, type AdmissionLimits } from './http/admission.ts';
+import { ANSWER_BUDGET_DEFAULT_BYTES } from './http/answer-budget.ts';
 import type { CorsOrigins } from './http/cors.ts';
 import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
@@ -207,6 +208,7 @@ export const Env = z.object({
   PLANT_MAX_IN_FLIGHT: wholeNumber(ADMISSION_DEFAULTS.maxInFlight, 1, 1_000_000),
   PLANT_MAX_CONNECTIONS: wholeNumber(ADMISSION_DEFAULTS.maxConnections, 1, 1_000_000),
   PLANT_MAX_EVENT_LOOP_DELAY_MS: milliseconds(ADMISSION_DEFAULTS.maxEventLoopDelayMs, 0, 60_000),
+  PLANT_MAX_ANSWER_BYTES: wholeNumber(ANSWER_BUDGET_DEFAULT_BYTES, 1, 2 ** 33, ' of bytes'),
   PLANT_WEBHOOK_TIMEOUT_MS: milliseconds(WEBHOOK_DEFAULTS.timeoutMs, 1, 600_000),
   PLANT_WEBHOOK_RETRY_DELAYS_MS: optional(
     z
@@ -305,6 +307,8 @@ export type Config = {
   server: ServerConfig;
   /** Admission control of the API server: beyond these, requests are shed with 503. */
   admission: AdmissionLimits;
+  /** Bytes of lists (plants, deliveries) answered at once; past them a list gets 503. */
+  maxAnswerBytes: number;
   webhooks: WebhookConfig;
   /** PLANT_CORS_ORIGINS: origins whose pages may call the API, or `*`; unset, no CORS headers. */
   corsOrigins?: CorsOrigins;
@@ -424,6 +428,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       maxConnections: vars.PLANT_MAX_CONNECTIONS,
       maxEventLoopDelayMs: vars.PLANT_MAX_EVENT_LOOP_DELAY_MS,
     },
+    maxAnswerBytes: vars.PLANT_MAX_ANSWER_BYTES,
     webhooks: {
       timeoutMs: vars.PLANT_WEBHOOK_TIMEOUT_MS,
       retryDelaysMs: vars.PLANT_WEBHOOK_RETRY_DELAYS_MS,

@@ -18,6 +18,7 @@ import type { Tracing } from './ops/tracing-hooks.ts';
 import type { OpeningStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { PostgresPlantStore } from './store/postgres-store.ts';
+import { SqlitePlantStore } from './store/sqlite-store.ts';
 import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
 import { createHostResolver } from './webhooks/host-resolver.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
@@ -61,6 +62,21 @@ const deliverOnceAnnounced = (
 };
 
 /**
+ * The embedded store restarts its database worker when it stops (an out-of-memory error, for one);
+ * when it gives up, the process exits non-zero so that its supervisor starts it afresh.
+ */
+const watchEmbeddedStore = (store: SqlitePlantStore, logger: Logger): void => {
+  store.onEvent((event) => {
+    if (event.kind === 'stopped') logger.error({ err: event.error }, 'the embedded database stopped; restarting it');
+    else if (event.kind === 'restarted') logger.info('the embedded database is serving again');
+    else {
+      logger.fatal({ err: event.error }, 'the embedded database could not be restarted');
+      fail('Stopped: the embedded database could not be restarted; see the log.');
+    }
+  });
+};
+
+/**
  * Takes the store that main.ts began to open, listens, and handles signals until shutdown. `tracing` is set when main.ts started it.
  */
 export const startService = async (config: Config, opening: OpeningStore, tracing?: Tracing): Promise<void> => {
@@ -74,6 +90,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   // Awaited only now, once the rest of the service loaded, and before any token file is written:
   // the data directory may turn out to be another process's.
   const store = await opening.store;
+  if (store instanceof SqlitePlantStore) watchEmbeddedStore(store, logger);
   let metrics: ReturnType<typeof createMetrics>;
   let storage: Record<string, string>;
   if (database) {
@@ -101,6 +118,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     readiness,
     authenticate: combineAuthenticators(authenticators),
     rateLimitPerToken: config.rateLimitPerToken,
+    maxAnswerBytes: config.maxAnswerBytes,
     authFailuresPerMinute: config.authFailuresPerMinute,
     requireScopes: config.requireScopes,
     trustProxy: config.trustProxy,
@@ -160,10 +178,15 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   });
   const opsServer =
     config.metrics &&
-    listenForOps(config.metrics, createOpsApp({ readiness, metrics, isDraining: () => draining, logger }), logger, {
-      message: 'metrics and probes listening',
-      variable: 'PLANT_METRICS_PORT',
-    });
+    listenForOps(
+      config.metrics,
+      createOpsApp({ readiness, alive: () => store.alive(), metrics, isDraining: () => draining, logger }),
+      logger,
+      {
+        message: 'metrics and probes listening',
+        variable: 'PLANT_METRICS_PORT',
+      },
+    );
   server.on('listening', () => {
     // V8's allocation-site pretenuring, once thousands of connections have made request objects
     // outlive a scavenge, allocates them straight into the old space, and the old space's

@@ -56,7 +56,13 @@ export const startWorkerService = async (config: Config, tracing?: Tracing): Pro
   const address = config.metrics ?? { port: config.port, host: config.host };
   const ops = listenForOps(
     address,
-    createOpsApp({ readiness: storeReadiness(store), metrics, isDraining: () => draining, logger }),
+    createOpsApp({
+      readiness: storeReadiness(store),
+      alive: () => store.alive(),
+      metrics,
+      isDraining: () => draining,
+      logger,
+    }),
     logger,
     {
       message: 'webhook worker listening',

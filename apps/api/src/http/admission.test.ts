@@ -37,6 +37,7 @@ const slowedStore = (store: SqlitePlantStore) => {
     list: (options) => store.list(options),
     delete: (id) => store.delete(id),
     health: () => store.health(),
+    alive: () => store.alive(),
     close: () => store.close(),
   };
   return {

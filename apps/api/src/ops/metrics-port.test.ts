@@ -42,7 +42,13 @@ const start = async ({ serveMetrics }: { serveMetrics: boolean }) => {
   createWebhookMetrics(metrics.registry, counted);
   const logger = pino({ enabled: false });
   const api = createApp({ store, authenticate: staticTokens([hashToken(TOKEN)]), metrics, serveMetrics, logger });
-  const ops = createOpsApp({ readiness: storeReadiness(store), metrics, isDraining: () => false, logger });
+  const ops = createOpsApp({
+    readiness: storeReadiness(store),
+    alive: () => store.alive(),
+    metrics,
+    isDraining: () => false,
+    logger,
+  });
   return { api: await listen(api), ops: await listen(ops) };
 };
 

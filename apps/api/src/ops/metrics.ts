@@ -157,6 +157,7 @@ export const createMetrics = ({ processMetrics = true, poolStats, droppedLogLine
       list: timed('list', (options) => store.list(options)),
       delete: timed('delete', (id) => store.delete(id)),
       health: timed('health', () => store.health()),
+      alive: () => store.alive(),
       close: () => store.close(),
       webhooks: store.webhooks,
     };

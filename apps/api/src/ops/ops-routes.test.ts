@@ -67,6 +67,22 @@ describe('GET /healthz', () => {
     expect((await httpRequest(`${url}/healthz`, { method: 'HEAD' })).status).toBe(200);
   });
 
+  it('answers 503, and so does /readyz, while the store is down and restarting', async () => {
+    let alive = false;
+    const url = await start(fakeStore({ alive: () => alive }));
+    for (const path of ['/healthz', '/readyz']) {
+      const answer = await httpRequest(`${url}${path}`);
+      expect([answer.status, answer.headers['retry-after'], answer.json()]).toStrictEqual([
+        503,
+        '1',
+        { error: 503, message: 'The plant store is down and restarting.' },
+      ]);
+    }
+    alive = true;
+    expect((await httpRequest(`${url}/healthz`)).status).toBe(200);
+    expect((await httpRequest(`${url}/readyz`)).status).toBe(200);
+  });
+
   it('answers 405 with Allow to other methods', async () => {
     const url = await start();
     const answer = await httpRequest(`${url}/healthz`, { method: 'POST' });
@@ -130,7 +146,7 @@ describe('GET /readyz', () => {
     );
     const logger = pino({ enabled: false });
     const metrics = createMetrics({ processMetrics: false });
-    const ops = await listen(createOpsApp({ readiness, metrics, isDraining: () => false, logger }));
+    const ops = await listen(createOpsApp({ readiness, alive: () => true, metrics, isDraining: () => false, logger }));
     const probe = async (index: number) => (await httpRequest(`${index % 2 === 0 ? api : ops}/readyz`)).status;
 
     expect(await Promise.all(Array.from({ length: 40 }, (_, index) => probe(index)))).toStrictEqual(

@@ -10,6 +10,8 @@ import { throttledRead } from './throttled-read.ts';
 /** A readiness probe answers within this, even when the database does not. */
 export const READINESS_TIMEOUT_MS = 2_000;
 
+const STORE_DOWN = 'The plant store is down and restarting.';
+
 /** Whether the store answers and is migrated: resolves, or rejects with the cause. */
 export type Readiness = () => Promise<void>;
 
@@ -23,6 +25,11 @@ export const storeReadiness = (store: PlantStore, options?: Parameters<typeof th
 
 export type OpsRoutesOptions = {
   readiness: Readiness;
+  /**
+   * False while the store is down until it is started again (PlantStore.alive): /healthz and
+   * /readyz fail at once, whatever readiness said last. Always alive by default.
+   */
+  alive?: () => boolean;
   /** Answers GET /metrics when given; left out of the API's port when metrics have their own. */
   metrics?: Metrics;
   /** True from SIGTERM/SIGINT on: readiness fails. */
@@ -39,20 +46,24 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, message: string): Promi
 };
 
 /**
- * Operations endpoints, without authentication: GET /healthz (the process is alive), GET /readyz
+ * Operations endpoints, without authentication: GET /healthz (the process and its store are alive), GET /readyz
  * (it should get traffic: the store answered within the last second and is migrated, and it is not
  * shutting down) and GET /metrics (Prometheus). In production /metrics has a port of its own
  * (`createOpsApp`), which the ingress does not expose.
  */
-export const opsRoutes = ({ readiness, metrics, isDraining, logger }: OpsRoutesOptions): Router => {
+export const opsRoutes = ({ readiness, alive = () => true, metrics, isDraining, logger }: OpsRoutesOptions): Router => {
   const router = Router();
 
+  // A store that cannot serve until it is started again (the embedded store's thread, restarting or
+  // given up) makes the process unhealthy: an orchestrator then restarts a process that stays so.
   router.get('/healthz', (_req, res) => {
+    if (!alive()) return sendError(res, 503, STORE_DOWN, { 'Retry-After': '1' });
     res.json({ status: 'ok' });
   });
 
   router.get('/readyz', (_req, res) => {
     if (isDraining()) return sendError(res, 503, 'The service is shutting down.', { 'Retry-After': '1' });
+    if (!alive()) return sendError(res, 503, STORE_DOWN, { 'Retry-After': '1' });
     withTimeout(readiness(), READINESS_TIMEOUT_MS, `The store did not answer within ${READINESS_TIMEOUT_MS} ms.`).then(
       () => res.json({ status: 'ready' }),
       (error: unknown) => {

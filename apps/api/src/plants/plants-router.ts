@@ -1,12 +1,23 @@
-import { contract, LIST_LIMIT_DEFAULT } from '@org/plant-contract';
+import { contract, LIST_LIMIT_DEFAULT, LIST_PAGE_MAX_BYTES } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
+import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { jsonBody } from '../http/json-body.ts';
-import type { ListOptions, PlantStore, StoredPlant } from '../store/plant-store.ts';
+import { type ListOptions, listBytes, type PlantStore, plantBytes, type StoredPlant } from '../store/plant-store.ts';
 
 const s = initServer();
 
 /** The contract's Plant: name and tag, without the id (the interface does not list it). */
 const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : { name, tag });
+
+/**
+ * A page ends once its names and tags hold this many bytes (UTF-8), whatever `limit` says (the
+ * contract's document says so): the store then sends no more than that across, and the `Link`
+ * header gives the rest.
+ */
+export const PAGE_BYTES = LIST_PAGE_MAX_BYTES;
+
+/** What an answer holds besides names and tags, per plant: its id and the JSON around them. */
+const PLANT_FRAME_BYTES = 64;
 
 const notFound = (id: bigint) => ({ status: 404 as const, body: { error: 404, message: `No plant has id ${id}.` } });
 
@@ -26,9 +37,16 @@ const nextPageLink = ({ limit, tag }: ListOptions, after: bigint): string => {
  */
 const { createPlant, listPlants, getPlant, deletePlant } = contract;
 
-export type PlantsRouterOptions = { bodyLimit?: number | undefined };
+export type PlantsRouterOptions = {
+  bodyLimit?: number | undefined;
+  /** Shared with the other lists; by default one of this router's own. */
+  answers?: AnswerBudget | undefined;
+};
 
-export const createPlantsRouter = (store: PlantStore, { bodyLimit }: PlantsRouterOptions = {}) =>
+export const createPlantsRouter = (
+  store: PlantStore,
+  { bodyLimit, answers = answerBudget() }: PlantsRouterOptions = {},
+) =>
   s.router(
     { createPlant, listPlants, getPlant, deletePlant },
     {
@@ -53,10 +71,20 @@ export const createPlantsRouter = (store: PlantStore, { bodyLimit }: PlantsRoute
         if (query.after !== undefined) options.after = query.after;
         if (query.tag !== undefined) options.tag = query.tag;
         // One extra row tells whether a next page exists, so no empty last page is announced.
-        const plants = await store.list({ ...options, limit: options.limit + 1 });
-        const page = plants.slice(0, options.limit);
+        const asked: ListOptions = { ...options, limit: options.limit + 1, maxBytes: PAGE_BYTES };
+        const reservation = answers.reserve(res, listBytes(asked));
+        const plants = await store.list(asked);
+        // The page ends at `limit` plants, or at the plant that brings it to PAGE_BYTES.
+        let end = 0;
+        let bytes = 0;
+        while (end < plants.length && end < options.limit && bytes < PAGE_BYTES) {
+          bytes += plantBytes(plants[end] as StoredPlant);
+          end += 1;
+        }
+        const page = plants.slice(0, end);
+        reservation.shrink(bytes + end * PLANT_FRAME_BYTES);
         const last = page.at(-1);
-        if (plants.length > options.limit && last) res.setHeader('Link', nextPageLink(options, last.id));
+        if (plants.length > end && last) res.setHeader('Link', nextPageLink(options, last.id));
         return { status: 200, body: page };
       },
 

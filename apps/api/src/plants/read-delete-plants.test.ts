@@ -1,10 +1,12 @@
 import { createPlantClient, PlantApiError, type PlantWithId } from '@org/plant-client';
-import { INT64_MAX, INT64_MIN, LIST_LIMIT_MAX } from '@org/plant-contract';
+import { INT64_MAX, INT64_MIN, LIST_LIMIT_MAX, NAME_MAX_LENGTH } from '@org/plant-contract';
 import { describe, expect, it } from 'vitest';
 import { expectError } from '../testing/expect-error.ts';
+import { httpRequest } from '../testing/http-request.ts';
 import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
 import { serverPerTest } from '../testing/server-per-test.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
+import { PAGE_BYTES } from './plants-router.ts';
 
 const server = serverPerTest();
 
@@ -12,6 +14,9 @@ const client = () => createPlantClient({ baseUrl: server.url, token: TEST_TOKEN,
 
 const get = (path: string, init: RequestInit = {}) =>
   fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_TOKEN}`, ...init.headers } });
+
+const post = (body: string) =>
+  get('/plants', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
 const PLANTS: PlantWithId[] = [
   { id: INT64_MAX, name: 'Max', tag: 'b' },
@@ -79,6 +84,50 @@ describe('GET /plants', () => {
     expect(await collect(client().listPlants({ after: 9007199254740992n }))).toStrictEqual(
       sorted.filter((plant) => BigInt(plant.id) > 9007199254740992n),
     );
+  });
+
+  describe('with the longest names, in four-byte characters', () => {
+    const name = '🌿'.repeat(NAME_MAX_LENGTH);
+    const plantsOf = async (count: number) => {
+      const created = await Promise.all(Array.from({ length: count }, (_, id) => post(JSON.stringify({ id, name }))));
+      expect(new Set(created.map(({ status }) => status))).toStrictEqual(new Set([200]));
+    };
+
+    it('ends a page at PAGE_BYTES of names and tags, whatever the limit, and links the rest', async () => {
+      await plantsOf(400);
+      // The plant that brings the page to PAGE_BYTES is its last.
+      const perPage = Math.ceil(PAGE_BYTES / Buffer.byteLength(name));
+      const first = await get(`/plants?limit=${LIST_LIMIT_MAX}`);
+      expect(((await first.json()) as PlantWithId[]).map(({ id }) => id)).toStrictEqual([...Array(perPage).keys()]);
+      expect(first.headers.get('link')).toBe(`<?limit=${LIST_LIMIT_MAX}&after=${perPage - 1}>; rel="next"`);
+      const all = await collect(client().listPlants({ pageSize: LIST_LIMIT_MAX }));
+      expect(all.map(({ id }) => id)).toStrictEqual([...Array(400).keys()]);
+    });
+
+    it('serves or sheds (503, Retry-After) a flood of the largest pages, and serves a create right after', async () => {
+      await plantsOf(1_000);
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, async () => {
+          const response = await get(`/plants?limit=${LIST_LIMIT_MAX}`);
+          const body = (await response.json()) as { length: number; error: number };
+          return response.status === 200
+            ? { status: 200, plants: body.length }
+            : { status: response.status, retryAfter: response.headers.get('retry-after'), error: body.error };
+        }),
+      );
+      const served = answers.filter(({ status }) => status === 200);
+      expect(served.length).toBeGreaterThan(0);
+      expect(new Set(served.map((answer) => answer.plants))).toStrictEqual(
+        new Set([Math.ceil(PAGE_BYTES / Buffer.byteLength(name))]),
+      );
+      const shed = answers.filter(({ status }) => status !== 200);
+      expect(new Set(shed.map((answer) => JSON.stringify(answer)))).toStrictEqual(
+        new Set(shed.length === 0 ? [] : [JSON.stringify({ status: 503, retryAfter: '1', error: 503 })]),
+      );
+      const created = await post(JSON.stringify({ id: 1_000, name }));
+      expect(created.status).toBe(200);
+      expect((await httpRequest(`${server.url}/healthz`)).status).toBe(200);
+    });
   });
 
   it('answers an empty array for an empty store', async () => {

@@ -1,3 +1,4 @@
+import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-contract';
 import type { WebhookStore } from './webhook-store.ts';
 
 /** A plant as stored: the id is always a bigint so that every int64 is exact. */
@@ -19,7 +20,23 @@ export type ListOptions = {
   limit: number;
   /** Only plants with exactly this tag. */
   tag?: string;
+  /**
+   * Fewer plants once their names and tags hold this many bytes (UTF-8): the list ends one plant
+   * after the first that brings them to it (which tells whether a page ending there has a next).
+   */
+  maxBytes?: number;
 };
+
+/** The most bytes a plant's name and tag take: every character may take four bytes in UTF-8. */
+export const MAX_PLANT_BYTES = 4 * (NAME_MAX_LENGTH + TAG_MAX_LENGTH);
+
+/** The bytes a list can hold at most: `limit` plants, or `maxBytes` and the two plants past it. */
+export const listBytes = ({ limit, maxBytes = Number.POSITIVE_INFINITY }: ListOptions): number =>
+  Math.min(limit * MAX_PLANT_BYTES, maxBytes + 2 * MAX_PLANT_BYTES);
+
+/** The bytes a plant's name and tag take, as `maxBytes` counts them. */
+export const plantBytes = ({ name, tag }: StoredPlant): number =>
+  Buffer.byteLength(name) + (tag === undefined ? 0 : Buffer.byteLength(tag));
 
 /**
  * Durable plant storage. Writes resolve only once durable. `create` is idempotent by id: the same
@@ -31,12 +48,17 @@ export interface PlantStore {
   readonly webhooks: WebhookStore;
   create(plant: StoredPlant): Promise<CreateOutcome>;
   get(id: bigint): Promise<StoredPlant | undefined>;
-  /** Plants ordered by id ascending. */
+  /** Plants ordered by id ascending, at most `limit` (and see `maxBytes`). */
   list(options: ListOptions): Promise<StoredPlant[]>;
   /** Removes the plant; resolves false when there was none. Afterwards the id may be created again. */
   delete(id: bigint): Promise<boolean>;
   /** Resolves when the store can serve requests; rejects with StoreUnavailableError otherwise. */
   health(): Promise<void>;
+  /**
+   * False while the store is down and cannot serve until it is started again (the embedded
+   * store's database thread, restarting): /healthz fails meanwhile.
+   */
+  alive(): boolean;
   close(): Promise<void>;
 }
 

@@ -145,9 +145,15 @@ const sql = {
                WHERE id = ANY ($1::int8[]) AND (SELECT count(*) FROM inserted) < cardinality($1::int8[])`,
   get: 'SELECT id, name, tag FROM plants WHERE id = $1',
   delete: 'DELETE FROM plants WHERE id = $1',
+  // A row is listed while the rows before the one before it hold fewer than $2 bytes of names and
+  // tags (see ListOptions.maxBytes); the window runs over the `limit` rows of the inner query only.
   list: (after: boolean, tag: boolean) => {
-    const where = [after ? 'id > $2' : '', tag ? `tag = $${after ? 3 : 2}` : ''].filter(Boolean);
-    return `SELECT id, name, tag FROM plants ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $1`;
+    const where = [after ? 'id > $3' : '', tag ? `tag = $${after ? 4 : 3}` : ''].filter(Boolean);
+    return `SELECT id, name, tag FROM (
+              SELECT id, name, tag, sum(octet_length(name) + coalesce(octet_length(tag), 0))
+                OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS before
+              FROM (SELECT id, name, tag FROM plants ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $1) page
+            ) counted WHERE before IS NULL OR before < $2 ORDER BY id`;
   },
 };
 
@@ -256,11 +262,11 @@ export class PostgresPlantStore implements PlantStore {
     });
   }
 
-  list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
+  list({ after, limit, tag, maxBytes }: ListOptions): Promise<StoredPlant[]> {
     return this.#run(async () => {
       // PostgreSQL text cannot hold NUL, so no stored tag equals one that has it.
       if (tag?.includes('\u0000')) return [];
-      const values: (string | number)[] = [limit];
+      const values: (string | number)[] = [limit, maxBytes ?? Number.MAX_SAFE_INTEGER];
       if (after !== undefined) values.push(after.toString());
       if (tag !== undefined) values.push(tag);
       // Not named: how selective a tag is depends on the tag, so a plan cached for one would be wrong for another.
@@ -272,6 +278,11 @@ export class PostgresPlantStore implements PlantStore {
   /** Resolves when a connection answers and the schema is the one this build needs. */
   health(): Promise<void> {
     return this.#run(() => checkSchema(this.#pool));
+  }
+
+  /** The pool reconnects by itself: a database that does not answer fails readiness (`health`) only. */
+  alive(): boolean {
+    return true;
   }
 
   /** Lets operations already accepted finish, then closes every connection. Idempotent. */

@@ -23,8 +23,11 @@ export type Operations = {
   delete: { args: [id: bigint]; result: boolean };
   /** → the stored [name, tag], or null. */
   get: { args: [id: bigint]; result: PlantRow | null };
-  /** → [id, name, tag, id, name, tag, …]. */
-  list: { args: [after: bigint | null, limit: number, tag: string | null]; result: (bigint | string | null)[] };
+  /** → [id, name, tag, id, name, tag, …], bounded by `maxBytes` as ListOptions says. */
+  list: {
+    args: [after: bigint | null, limit: number, tag: string | null, maxBytes: number];
+    result: (bigint | string | null)[];
+  };
   health: { args: []; result: true };
   /** → true, once the database is closed; always the last operation the store sends. */
   close: { args: []; result: true };
@@ -113,7 +116,7 @@ export const OPERATIONS = {
   create: { code: 0, arity: 4, writes: true, outbox: false },
   delete: { code: 1, arity: 1, writes: true, outbox: false },
   get: { code: 2, arity: 1, writes: false, outbox: false },
-  list: { code: 3, arity: 3, writes: false, outbox: false },
+  list: { code: 3, arity: 4, writes: false, outbox: false },
   health: { code: 4, arity: 0, writes: false, outbox: false },
   close: { code: 5, arity: 0, writes: false, outbox: true },
   createEndpoint: { code: 6, arity: 5, writes: true, outbox: false },

@@ -2,9 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Clock } from '../clock.ts';
+import { manualClock } from '../testing/manual-clock.ts';
 import { describePlantStore } from '../testing/plant-store-suite.ts';
 import { type ChildResult, runToEnd } from '../testing/run-to-end.ts';
+import { until } from '../testing/until.ts';
 import {
   expectDuplicateUrlsKept,
   expectOutboxKeptWithoutTraceparent,
@@ -13,7 +17,15 @@ import {
 } from '../testing/webhook-store-suite.ts';
 import { StoreUnavailableError } from './plant-store.ts';
 import { sqliteMigrations } from './sqlite-migrations.ts';
-import { DataDirInUseError, SQLITE_FILE_NAME, SqlitePlantStore } from './sqlite-store.ts';
+import {
+  DataDirInUseError,
+  MAX_RESTARTS,
+  RESTART_DELAY_MS,
+  SQLITE_FILE_NAME,
+  SqlitePlantStore,
+} from './sqlite-store.ts';
+
+const RESTARTING = 'The embedded database stopped unexpectedly and is restarting; retry later.';
 
 const STORE_MODULE = join(import.meta.dirname, 'sqlite-store.ts');
 const PLANT_STORE_MODULE = join(import.meta.dirname, 'plant-store.ts');
@@ -92,8 +104,8 @@ describe('SqlitePlantStore', () => {
   let root: string;
   let dataDir: string;
   const openStores: SqlitePlantStore[] = [];
-  const openStore = async (): Promise<SqlitePlantStore> => {
-    const store = await SqlitePlantStore.open(dataDir);
+  const openStore = async (options: { clock?: Clock } = {}): Promise<SqlitePlantStore> => {
+    const store = await SqlitePlantStore.open(dataDir, options);
     openStores.push(store);
     return store;
   };
@@ -354,17 +366,82 @@ describe('SqlitePlantStore', () => {
       expect(await store.create({ id: 2n, name: 'Fern' })).toMatchObject({ outcome: 'created' });
     });
 
-    it('fails pending and later operations with StoreUnavailableError when the worker dies, and reports unhealthy', async () => {
-      const store = await openStore();
+    it('fails pending and later operations while its worker is down, then restarts it on the same database', async () => {
+      const clock = manualClock();
+      const store = await openStore({ clock });
+      const events: string[] = [];
+      store.onEvent(({ kind }) => events.push(kind));
       await store.create({ id: 1n, name: 'Monstera' });
 
       const pending = [store.create({ id: 2n, name: 'Fern' }), store.get(1n), store.health()];
       await store.terminateWorkerForTesting();
-      for (const operation of pending) await expect(operation).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.create({ id: 3n, name: 'Aloe' })).rejects.toBeInstanceOf(StoreUnavailableError);
+      for (const operation of pending) await expect(operation).rejects.toThrow(RESTARTING);
+      await expect(store.create({ id: 3n, name: 'Aloe' })).rejects.toThrow(RESTARTING);
       await expect(store.health()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect([store.alive(), events]).toStrictEqual([false, ['stopped']]);
+
+      await clock.advance(RESTART_DELAY_MS);
+      await until(async () => store.alive(), Boolean);
+      expect(events).toStrictEqual(['stopped', 'restarted']);
+      await store.health();
+      // What was committed is there; the create cut off by the stop may or may not have committed.
+      expect((await store.list({ limit: 10 })).slice(0, 1)).toStrictEqual([{ id: 1n, name: 'Monstera' }]);
+      expect((await store.create({ id: 2n, name: 'Fern' })).outcome).toMatch(/^(created|replayed)$/);
+      expect(await store.create({ id: 3n, name: 'Aloe' })).toMatchObject({ outcome: 'created' });
       await store.close();
       await expect(store.health()).rejects.toThrow('The store is closed.');
+    });
+
+    it('gives up after MAX_RESTARTS stops in a row, and says so', async () => {
+      const clock = manualClock();
+      const store = await openStore({ clock });
+      const events: string[] = [];
+      store.onEvent(({ kind }) => events.push(kind));
+      for (let stop = 0; stop < MAX_RESTARTS; stop += 1) {
+        await store.terminateWorkerForTesting();
+        await clock.advance(RESTART_DELAY_MS * 2 ** stop);
+        await until(async () => store.alive(), Boolean);
+      }
+      await store.terminateWorkerForTesting();
+      expect(events).toStrictEqual([
+        ...Array(MAX_RESTARTS).fill(['stopped', 'restarted']).flat(),
+        'stopped',
+        'gave-up',
+      ]);
+      await clock.advance(60_000);
+      expect(store.alive()).toBe(false);
+      await expect(store.get(1n)).rejects.toThrow('The embedded database stopped and could not be restarted.');
+    });
+
+    it('serves a store attached over a channel again once given a channel to the restarted worker', async () => {
+      const clock = manualClock();
+      const store = await openStore({ clock });
+      const attached = SqlitePlantStore.attach(store.channel());
+      store.onEvent(({ kind }) => {
+        if (kind === 'restarted') attached.reattach(store.channel());
+      });
+      await store.create({ id: 1n, name: 'Monstera' });
+      await store.terminateWorkerForTesting();
+      await until(
+        async () => attached.alive(),
+        (alive) => !alive,
+      );
+      await expect(attached.get(1n)).rejects.toThrow(RESTARTING);
+      await clock.advance(RESTART_DELAY_MS);
+      await until(async () => attached.alive(), Boolean);
+      expect(await attached.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
+      await attached.close();
+    });
+
+    it('answers a flood of the largest lists in batches its worker holds, instead of running out of memory', async () => {
+      const store = await openStore();
+      const name = '🌿'.repeat(NAME_MAX_LENGTH);
+      const tag = '🌵'.repeat(TAG_MAX_LENGTH);
+      await Promise.all(Array.from({ length: 1_000 }, (_, index) => store.create({ id: BigInt(index), name, tag })));
+      // 1.2 MB each without a byte bound: a hundred at once took 120 MB in one batch.
+      const lists = await Promise.all(Array.from({ length: 100 }, () => store.list({ limit: 1_000 })));
+      expect(lists.map((list) => list.length)).toStrictEqual(Array(100).fill(1_000));
+      expect(store.alive()).toBe(true);
     });
 
     it('serves a store attached over a channel (the delivery thread) from the same database, and closes it alone', async () => {

@@ -6,6 +6,7 @@ import type { StoreSpan, Tracing } from '../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
   type ListOptions,
+  listBytes,
   type PlantStore,
   type StoredPlant,
   StoreUnavailableError,
@@ -29,6 +30,7 @@ import {
   AnnounceListeners,
   type ClaimedDelivery,
   type CreateEndpointOutcome,
+  DELIVERY_ROW_BYTES,
   type DeliveryStatus,
   type EndpointBacklog,
   type EndpointSecrets,
@@ -89,6 +91,37 @@ const decodeBoolean = (_: undefined, result: boolean): boolean => result;
 
 /** The result as it came: for operations the store loops on. */
 const asIs = <R>(_: undefined, result: R): R => result;
+
+/**
+ * The most bytes of results one batch of requests asks the database worker for, as the operations
+ * that answer many rows (listing plants or deliveries) count them: more such operations wait for
+ * the next batch, so the worker's heap (`WORKER_HEAP_MB`) holds a bounded batch whatever the load.
+ */
+export const BATCH_RESULT_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The database worker's old generation, in MiB. A batch asks for at most BATCH_RESULT_BYTES of
+ * results: its worst case (seven of the largest pages, of the longest plants in four-byte
+ * characters, beside 1,024 such creates) ran in a 12 MiB old generation and not in 8 MiB
+ * (scripts/answer-heap.ts); 32 MiB leaves V8's collector room beyond that.
+ */
+const WORKER_HEAP_MB = 32;
+
+/**
+ * After the worker stopped unexpectedly, it is started again after this delay, doubled with every
+ * stop in the last RESTART_WINDOW_MS; past MAX_RESTARTS of them the store gives up (see `onEvent`).
+ */
+export const RESTART_DELAY_MS = 100;
+const RESTART_WINDOW_MS = 60_000;
+export const MAX_RESTARTS = 5;
+
+const RESTARTING = 'The embedded database stopped unexpectedly and is restarting; retry later.';
+
+/** What happens to the database worker, for the service to log, and to exit on `gave-up`. */
+export type StoreEvent =
+  | { kind: 'stopped'; error: unknown }
+  | { kind: 'restarted' }
+  | { kind: 'gave-up'; error: unknown };
 
 /** Deliveries deleted per operation when an endpoint is deleted. */
 const DELETE_BATCH = 250;
@@ -158,8 +191,10 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
  * plant operation waits behind at most one batch of that work, never behind a queue of it.
  */
 export class SqlitePlantStore implements PlantStore {
-  /** The database worker, or a port attached to it (see `attach`). */
-  readonly #worker: Worker | MessagePort;
+  /** The database worker, or a port attached to it (see `attach`); replaced when it restarts. */
+  #worker: Worker | MessagePort;
+  /** Where the database is, for the store that opened it: its worker is restarted there. */
+  readonly #workerData: WorkerData | undefined;
   /** When deliveries are due, leased and retried; plants and announcements keep the database worker's time. */
   readonly #clock: Clock;
   /** Operations of the next batch of requests, and that batch's message. */
@@ -174,8 +209,15 @@ export class SqlitePlantStore implements PlantStore {
   #closeQueued = false;
   /** The batch the worker is running; at most one at a time. */
   #sent: Pending[] | undefined;
+  /** The result bytes that the next batch of requests asks for (see BATCH_RESULT_BYTES). */
+  #queuedBytes = 0;
+  /** Operations of many rows that did not fit in the next batch, oldest first, each with its bytes. */
+  #large: { bytes: number; submit: () => void }[] = [];
+  /** When the worker stopped unexpectedly, in the last RESTART_WINDOW_MS. */
+  #stops: number[] = [];
+  readonly #events = new Set<(event: StoreEvent) => void>();
   #flushScheduled = false;
-  /** Set when the worker stopped unexpectedly; every later operation fails with it. */
+  /** Set while the worker is down (restarting, or given up); every operation fails with it meanwhile. */
   #failure: StoreUnavailableError | undefined;
   #crash: unknown;
   #closing: Promise<void> | undefined;
@@ -265,7 +307,8 @@ export class SqlitePlantStore implements PlantStore {
       let last: bigint | null = null;
       do last = await this.#submit(undefined, asIs, undefined, 'fanOut', last);
       while (last !== null);
-      return this.#submit(
+      return this.#submitLarge(
+        limit * DELIVERY_ROW_BYTES,
         undefined,
         (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
         undefined,
@@ -346,10 +389,15 @@ export class SqlitePlantStore implements PlantStore {
 
   readonly #announced = new AnnounceListeners();
 
-  private constructor(worker: Worker | MessagePort, clock: Clock, tracing?: Tracing) {
+  private constructor(worker: Worker | MessagePort, clock: Clock, tracing?: Tracing, workerData?: WorkerData) {
     this.#worker = worker;
+    this.#workerData = workerData;
     this.#clock = clock;
     this.#tracing = tracing;
+    this.#listen(worker);
+  }
+
+  #listen(worker: Worker | MessagePort): void {
     worker.on('message', (reply: unknown) => {
       // Under `node --watch`, Node also reports the worker's imports on this port, as objects.
       if (Array.isArray(reply)) this.#settle(reply as BatchReply);
@@ -358,10 +406,45 @@ export class SqlitePlantStore implements PlantStore {
       worker.on('error', (error) => {
         this.#crash = error;
       });
-      worker.on('exit', (code) => this.#stopped(code));
-    } else worker.on('close', () => this.#stopped(0));
+      worker.on('exit', (code) => this.#stopped(worker, code));
+    } else worker.on('close', () => this.#stopped(worker, 0));
     // An idle store must not keep the process alive; pending operations hold it (see #submit).
     worker.unref();
+  }
+
+  /**
+   * Tells `listener` when the database worker stops unexpectedly, when it runs again, and when the
+   * store gave up restarting it (the service then exits, for its supervisor to start it afresh).
+   * Returns the unsubscribe.
+   */
+  onEvent(listener: (event: StoreEvent) => void): () => void {
+    this.#events.add(listener);
+    return () => this.#events.delete(listener);
+  }
+
+  /** False while the database worker is down: restarting, or given up. */
+  alive(): boolean {
+    return this.#failure === undefined || this.#closing !== undefined;
+  }
+
+  /**
+   * A store attached over a channel whose worker stopped is down until the store that opened the
+   * database gives it a channel to the new worker (see `channel`).
+   */
+  reattach(port: MessagePort): void {
+    if (this.#worker instanceof Worker) throw new Error('Only a store made by `attach` is reattached.');
+    if (this.#closing !== undefined) {
+      port.close();
+      return;
+    }
+    // The new channel may come before the old one is seen closed: what the old one held fails.
+    if (this.#failure === undefined) {
+      this.#failure = new StoreUnavailableError(RESTARTING);
+      this.#failPending();
+    }
+    this.#worker = port;
+    this.#listen(port);
+    this.#failure = undefined;
   }
 
   /**
@@ -383,23 +466,17 @@ export class SqlitePlantStore implements PlantStore {
     return new SqlitePlantStore(port, systemClock);
   }
 
-  /**
-   * Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another
-   * process has it. `clock` (default the system's) says when deliveries are due: a test moves it.
-   * With `tracing`, its plant operations are traced.
-   */
-  static async open(
-    dataDir: string,
-    { clock = systemClock, tracing }: { clock?: Clock | undefined; tracing?: Tracing | undefined } = {},
-  ): Promise<SqlitePlantStore> {
+  /** Starts a database worker on `workerData`; resolves once it opened the database. */
+  static async #startWorker(workerData: WorkerData): Promise<Worker> {
     const worker = new Worker(WORKER_URL, {
       name: 'plant-sqlite',
       // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
       // would break its start, and --import preloads would only slow it.
       execArgv: [],
-      // The worker holds a batch at a time; V8's default heap would grow to tens of MiB under load.
-      resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 },
-      workerData: { dataDir, path: join(dataDir, SQLITE_FILE_NAME) } satisfies WorkerData,
+      // The worker holds a batch at a time (see WORKER_HEAP_MB); V8's default heap would grow to
+      // tens of MiB under load.
+      resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      workerData,
     });
     const started = await new Promise<StartupMessage>((resolve, reject) => {
       const onMessage = (message: unknown) => {
@@ -414,14 +491,27 @@ export class SqlitePlantStore implements PlantStore {
         .once('error', reject)
         .once('exit', (code) => reject(new Error(`The database worker exited (code ${code}) while opening.`)));
     });
-    if (started.startup === 'ready') return new SqlitePlantStore(worker, clock, tracing);
+    if (started.startup === 'ready') return worker;
     await worker.terminate();
     if (started.startup === 'in-use') {
       throw new DataDirInUseError(
-        `The data directory ${dataDir} is in use by another Plant Store process; stop it or set PLANT_DATA_DIR to another directory.`,
+        `The data directory ${workerData.dataDir} is in use by another Plant Store process; stop it or set PLANT_DATA_DIR to another directory.`,
       );
     }
     throw reviveError(started.failure);
+  }
+
+  /**
+   * Opens (creating if needed) the store under `dataDir`; rejects with DataDirInUseError if another
+   * process has it. `clock` (default the system's) says when deliveries are due: a test moves it.
+   * With `tracing`, its plant operations are traced.
+   */
+  static async open(
+    dataDir: string,
+    { clock = systemClock, tracing }: { clock?: Clock | undefined; tracing?: Tracing | undefined } = {},
+  ): Promise<SqlitePlantStore> {
+    const workerData: WorkerData = { dataDir, path: join(dataDir, SQLITE_FILE_NAME) };
+    return new SqlitePlantStore(await SqlitePlantStore.#startWorker(workerData), clock, tracing, workerData);
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
@@ -438,9 +528,22 @@ export class SqlitePlantStore implements PlantStore {
     return this.#submit(this.#tracing?.storeOperation('get'), decodeGet, id, 'get', id);
   }
 
-  list({ after, limit, tag }: ListOptions): Promise<StoredPlant[]> {
+  list(options: ListOptions): Promise<StoredPlant[]> {
+    const { after, limit, tag, maxBytes } = options;
     const span = this.#tracing?.storeOperation('list');
-    return this.#submit(span, decodeList, undefined, 'list', after ?? null, limit, tag ?? null);
+    // Unbounded, a list is bounded by `limit` alone: the same statement, with a sum it never reaches.
+    const bound = maxBytes ?? Number.MAX_SAFE_INTEGER;
+    return this.#submitLarge(
+      listBytes(options),
+      span,
+      decodeList,
+      undefined,
+      'list',
+      after ?? null,
+      limit,
+      tag ?? null,
+      bound,
+    );
   }
 
   health(): Promise<void> {
@@ -471,6 +574,40 @@ export class SqlitePlantStore implements PlantStore {
   /** Test hook: stops the worker the way a crash would. */
   terminateWorkerForTesting(): Promise<number> {
     return (this.#worker as Worker).terminate();
+  }
+
+  /**
+   * #submit for an operation whose result may be large (`bytes` at most): it joins the next batch
+   * of requests while that batch asks for at most BATCH_RESULT_BYTES, else waits for a later one.
+   * A batch always takes the first such operation, whatever its bytes.
+   */
+  #submitLarge<K extends OpName, I, T>(
+    bytes: number,
+    span: StoreSpan | undefined,
+    decode: (input: I, result: OpResult<K>) => T,
+    input: I,
+    op: K,
+    ...args: OpArgs<K>
+  ): Promise<T> {
+    if (this.#large.length === 0 && (this.#queuedBytes === 0 || this.#queuedBytes + bytes <= BATCH_RESULT_BYTES)) {
+      this.#queuedBytes += bytes;
+      return this.#submit(span, decode, input, op, ...args);
+    }
+    const { promise, resolve } = Promise.withResolvers<T>();
+    this.#large.push({ bytes, submit: () => resolve(this.#submit(span, decode, input, op, ...args)) });
+    return promise;
+  }
+
+  /** Moves the large operations that waited into the next batch, as many as BATCH_RESULT_BYTES allows. */
+  #admitLarge(): void {
+    this.#queuedBytes = 0;
+    let taken = 0;
+    for (const { bytes } of this.#large) {
+      if (taken > 0 && this.#queuedBytes + bytes > BATCH_RESULT_BYTES) break;
+      this.#queuedBytes += bytes;
+      taken += 1;
+    }
+    for (const { submit } of this.#large.splice(0, taken)) submit();
   }
 
   /** Resolves once no operation is queued or running. */
@@ -514,7 +651,9 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   #idle(): boolean {
-    return this.#queued.length === 0 && this.#background.length === 0 && this.#sent === undefined;
+    return (
+      this.#queued.length === 0 && this.#background.length === 0 && this.#large.length === 0 && this.#sent === undefined
+    );
   }
 
   #schedule(): void {
@@ -544,6 +683,7 @@ export class SqlitePlantStore implements PlantStore {
       this.#message = [];
     }
     this.#worker.postMessage(message);
+    if (!background) this.#admitLarge();
   }
 
   #settle(reply: BatchReply): void {
@@ -575,19 +715,82 @@ export class SqlitePlantStore implements PlantStore {
     }
   }
 
-  #stopped(code: number): void {
-    this.#failure = new StoreUnavailableError('The embedded database stopped unexpectedly; restart the service.', {
-      cause: this.#crash ?? new Error(`The database worker exited with code ${code}.`),
-    });
+  #stopped(worker: Worker | MessagePort, code: number): void {
+    // A worker replaced already: what it held failed then.
+    if (worker !== this.#worker) return;
+    const cause = this.#crash ?? new Error(`The database worker exited with code ${code}.`);
+    this.#crash = undefined;
+    this.#failure =
+      this.#closing === undefined
+        ? new StoreUnavailableError(RESTARTING, { cause })
+        : new StoreUnavailableError('The store is closed.', { cause });
+    this.#failPending();
+    // Closed, there is nothing to restart; an attached store waits for the store that opened the
+    // database to reattach it.
+    if (this.#closing !== undefined || !(worker instanceof Worker)) return;
+    for (const listener of this.#events) listener({ kind: 'stopped', error: cause });
+    this.#restart();
+  }
+
+  /** Fails every operation issued and not answered: none of their writes is acknowledged. */
+  #failPending(): void {
     const pending = [...(this.#sent ?? []), ...this.#queued, ...this.#background];
+    const large = this.#large;
     this.#sent = undefined;
     this.#queued = [];
     this.#message = [];
     this.#background = [];
     this.#backgroundMessage = [];
+    this.#large = [];
+    this.#queuedBytes = 0;
     for (const { reject, span } of pending) {
       span?.end(0, this.#failure);
       reject(this.#failure);
     }
+    // #submit fails them with #failure.
+    for (const { submit } of large) submit();
+    this.#onIdle?.();
+    this.#onIdle = undefined;
+  }
+
+  /**
+   * Starts the worker again on the same database after a delay that doubles with each recent stop;
+   * what was committed is there, and a lease the old worker held is due again (openDatabase). Past
+   * MAX_RESTARTS stops in RESTART_WINDOW_MS, or if it cannot start, the store gives up.
+   */
+  #restart(): void {
+    const now = this.#clock.now();
+    this.#stops = [...this.#stops.filter((at) => now - at < RESTART_WINDOW_MS), now];
+    if (this.#stops.length > MAX_RESTARTS) {
+      this.#giveUp(this.#failure?.cause);
+      return;
+    }
+    this.#clock.setTimeout(
+      () => {
+        if (this.#closing !== undefined) return;
+        SqlitePlantStore.#startWorker(this.#workerData as WorkerData).then(
+          async (worker) => {
+            if (this.#closing !== undefined) return void (await worker.terminate());
+            this.#worker = worker;
+            this.#listen(worker);
+            this.#failure = undefined;
+            for (const listener of this.#events) listener({ kind: 'restarted' });
+          },
+          (error: unknown) => {
+            if (this.#closing !== undefined) return;
+            this.#failure = new StoreUnavailableError(RESTARTING, { cause: error });
+            this.#restart();
+          },
+        );
+      },
+      RESTART_DELAY_MS * 2 ** (this.#stops.length - 1),
+    );
+  }
+
+  #giveUp(error: unknown): void {
+    this.#failure = new StoreUnavailableError('The embedded database stopped and could not be restarted.', {
+      cause: error,
+    });
+    for (const listener of this.#events) listener({ kind: 'gave-up', error });
   }
 }

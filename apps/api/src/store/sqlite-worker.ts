@@ -289,8 +289,17 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
   const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?');
   select.setReturnArrays(true);
   const remove = db.prepare('DELETE FROM plants WHERE id = ?');
+  // A row is listed while the rows before the one before it hold fewer than :maxBytes of names and
+  // tags (see ListOptions.maxBytes): the bytes are counted here, so no more than that crosses to
+  // the store's thread. The window runs over the `limit` rows of the inner query only.
   const listing = (where: string) => {
-    const statement = db.prepare(`SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT :limit + 0`);
+    const statement = db.prepare(
+      `SELECT id, name, tag FROM (
+         SELECT id, name, tag, sum(octet_length(name) + coalesce(octet_length(tag), 0))
+           OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS before
+         FROM (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT :limit + 0)
+       ) WHERE before IS NULL OR before < :maxBytes ORDER BY id`,
+    );
     statement.setReadBigInts(true);
     statement.setReturnArrays(true);
     return statement;
@@ -315,8 +324,8 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     if (!db.isTransaction) begin.run();
   };
 
-  const list = (after: bigint | null, limit: number, tag: string | null): OpResult<'list'> => {
-    const parameters: Record<string, bigint | number | string> = { limit };
+  const list = (after: bigint | null, limit: number, tag: string | null, maxBytes: number): OpResult<'list'> => {
+    const parameters: Record<string, bigint | number | string> = { limit, maxBytes };
     if (after !== null) parameters.after = after;
     if (tag !== null) parameters.tag = tag;
     const rows = lists[after === null ? 0 : 1][tag === null ? 0 : 1].all(parameters) as unknown as OpResult<'list'>[];

@@ -34,6 +34,7 @@ export const fakeStore = (overrides: Partial<PlantStore> = {}): PlantStore => ({
   list: async () => [],
   delete: async () => false,
   health: async () => {},
+  alive: () => true,
   close: async () => {},
   webhooks: noWebhooks,
   ...overrides,

@@ -230,6 +230,24 @@ export const describePlantStore = (name: string, open: () => Promise<OpenedStore
         expect(await store().list({ limit: 100, tag: 'none' })).toStrictEqual([]);
       });
 
+      it('ends a list one plant past the first that brings names and tags to maxBytes (UTF-8), with the cursor and tag', async () => {
+        // Ids 1 to 10, each name and tag 6 bytes: a four-byte character, a digit, and the tag.
+        const plants = Array.from({ length: 10 }, (_, index) => ({
+          id: BigInt(index + 1),
+          name: `🌿${index}`,
+          tag: 'a',
+        }));
+        await Promise.all(plants.map((plant) => store().create(plant)));
+        expect(plants.map(({ name, tag }) => Buffer.byteLength(name + tag))).toStrictEqual(Array(10).fill(6));
+        // 12 bytes are reached at the second plant: the list ends one past it.
+        expect(await store().list({ limit: 100, maxBytes: 12 })).toStrictEqual(plants.slice(0, 3));
+        expect(await store().list({ limit: 100, maxBytes: 13 })).toStrictEqual(plants.slice(0, 4));
+        expect(await store().list({ limit: 100, maxBytes: 1 })).toStrictEqual(plants.slice(0, 2));
+        expect(await store().list({ limit: 2, maxBytes: 1_000 })).toStrictEqual(plants.slice(0, 2));
+        expect(await store().list({ limit: 100, maxBytes: 12, after: 8n, tag: 'a' })).toStrictEqual(plants.slice(8));
+        expect(await store().list({ limit: 100, maxBytes: 1_000 })).toStrictEqual(plants);
+      });
+
       it('answers an empty list for an empty store or past the last id', async () => {
         expect(await store().list({ limit: 10 })).toStrictEqual([]);
         await seed();

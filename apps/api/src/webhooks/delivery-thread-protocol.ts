@@ -16,8 +16,11 @@ export type DeliveryThreadData = {
   tracing: boolean;
 };
 
-/** `announce`: plants were created here, deliveries are due; `stop`: drain and end; or a metrics scrape. */
-export type ToDeliveryThread = 'announce' | 'stop' | { metrics: number };
+/**
+ * `announce`: plants were created here, deliveries are due; `stop`: drain and end; a metrics scrape;
+ * or `attach`: a channel to the embedded store's database worker, restarted.
+ */
+export type ToDeliveryThread = 'announce' | 'stop' | { metrics: number } | { attach: MessagePort };
 
 /**
  * `ready` once delivering; `stopped` once drained and closed; a scrape's answer in the text format;

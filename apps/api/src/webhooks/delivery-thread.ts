@@ -52,6 +52,7 @@ const delivery = startWebhookDelivery({
 
 port.on('message', (message: ToDeliveryThread) => {
   if (message === 'announce') announced.notify();
+  else if (typeof message === 'object' && 'attach' in message) (store as SqlitePlantStore).reattach(message.attach);
   else if (message === 'stop') {
     void delivery
       .stop()

@@ -99,7 +99,20 @@ export const startDeliveryThread = async ({
   await ready;
 
   const post = (message: ToDeliveryThread) => thread.postMessage(message);
-  const stopListening = store.webhooks.onAnnounce(() => post('announce'));
+  const stopAnnouncing = store.webhooks.onAnnounce(() => post('announce'));
+  // The embedded store's worker restarted: the thread's channel closed with the old one.
+  const stopReattaching =
+    store instanceof SqlitePlantStore
+      ? store.onEvent(({ kind }) => {
+          if (kind !== 'restarted' || stopping) return;
+          const port = store.channel();
+          thread.postMessage({ attach: port } satisfies ToDeliveryThread, [port]);
+        })
+      : () => {};
+  const stopListening = () => {
+    stopAnnouncing();
+    stopReattaching();
+  };
   metrics?.include(
     () =>
       new Promise<string>((resolve) => {

@@ -7,8 +7,14 @@ import {
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
 } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
+import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { jsonBody } from '../http/json-body.ts';
-import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
+import {
+  DELIVERY_ROW_BYTES,
+  type StoredDelivery,
+  type StoredEndpoint,
+  type WebhookStore,
+} from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
 import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
@@ -19,6 +25,8 @@ export type WebhooksRouterOptions = TargetPolicy & {
   secrets?: SecretBox | undefined;
   /** How long a rotated-out secret still signs deliveries. */
   rotationGraceMs?: number | undefined;
+  /** Shared with the other lists; by default one of this router's own. */
+  answers?: AnswerBudget | undefined;
 };
 
 /**
@@ -119,6 +127,7 @@ export const createWebhooksRouter = (
     bodyLimit,
     secrets = plainSecrets,
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+    answers = answerBudget(),
     ...policy
   }: WebhooksRouterOptions,
 ) =>
@@ -161,8 +170,12 @@ export const createWebhooksRouter = (
     deleteWebhook: async ({ params }) =>
       (await store.deleteEndpoint(params.id)) ? { status: 204, body: undefined } : notFound(params.id),
 
-    listWebhookDeliveries: async ({ params, query }) => {
-      const deliveries = await store.listDeliveries(params.id, query.limit ?? DELIVERIES_LIMIT_DEFAULT);
+    listWebhookDeliveries: async ({ params, query, res }) => {
+      const limit = query.limit ?? DELIVERIES_LIMIT_DEFAULT;
+      // Deliveries hold no client text: a row's size is the service's, so `limit` bounds the bytes.
+      const reservation = answers.reserve(res, limit * DELIVERY_ROW_BYTES);
+      const deliveries = await store.listDeliveries(params.id, limit);
+      reservation.shrink((deliveries?.length ?? 0) * DELIVERY_ROW_BYTES);
       return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
     },
     updateWebhook: {
