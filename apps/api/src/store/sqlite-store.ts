@@ -589,6 +589,9 @@ export class SqlitePlantStore implements PlantStore {
     op: K,
     ...args: OpArgs<K>
   ): Promise<T> {
+    // Refused at once (closed, or down) counts nothing: #queuedBytes is what #queued holds.
+    if (this.#closing !== undefined || this.#failure !== undefined)
+      return this.#submit(span, decode, input, op, ...args);
     if (this.#large.length === 0 && (this.#queuedBytes === 0 || this.#queuedBytes + bytes <= BATCH_RESULT_BYTES)) {
       this.#queuedBytes += bytes;
       return this.#submit(span, decode, input, op, ...args);
@@ -651,9 +654,8 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   #idle(): boolean {
-    return (
-      this.#queued.length === 0 && this.#background.length === 0 && this.#large.length === 0 && this.#sent === undefined
-    );
+    // Operations wait in #large only behind one in #queued.
+    return this.#queued.length === 0 && this.#background.length === 0 && this.#sent === undefined;
   }
 
   #schedule(): void {
