@@ -604,6 +604,8 @@ export class SqlitePlantStore implements PlantStore {
   /** Moves the large operations that waited into the next batch, as many as BATCH_RESULT_BYTES allows. */
   #admitLarge(): void {
     this.#queuedBytes = 0;
+    // After every batch of requests, a create's among them: nothing more unless lists wait.
+    if (this.#large.length === 0) return;
     let taken = 0;
     for (const { bytes } of this.#large) {
       if (taken > 0 && this.#queuedBytes + bytes > BATCH_RESULT_BYTES) break;
