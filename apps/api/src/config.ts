@@ -307,7 +307,7 @@ export type Config = {
   server: ServerConfig;
   /** Admission control of the API server: beyond these, requests are shed with 503. */
   admission: AdmissionLimits;
-  /** Bytes of lists (plants, deliveries) answered at once; past them a list gets 503. */
+  /** Bytes of lists (plants, deliveries, webhook endpoints) answered at once; past them a list gets 503. */
   maxAnswerBytes: number;
   webhooks: WebhookConfig;
   /** PLANT_CORS_ORIGINS: origins whose pages may call the API, or `*`; unset, no CORS headers. */

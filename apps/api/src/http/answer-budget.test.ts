@@ -53,9 +53,11 @@ describe('the budget of answers in flight (PLANT_MAX_ANSWER_BYTES)', () => {
           'The service is at its limit of large answers in flight (PLANT_MAX_ANSWER_BYTES); retry after the Retry-After delay, or with a smaller limit.',
       },
     ]);
-    // Deliveries are lists too, counted in the same budget.
-    const deliveries = await httpRequest(`${url}/webhooks/ep_1/deliveries`, { headers: auth });
-    expect([deliveries.status, deliveries.headers['retry-after']]).toStrictEqual([503, '1']);
+    // Deliveries and endpoints are lists too, counted in the same budget.
+    for (const path of ['/webhooks/ep_1/deliveries', '/webhooks']) {
+      const list = await httpRequest(`${url}${path}`, { headers: auth });
+      expect([list.status, list.headers['retry-after']]).toStrictEqual([503, '1']);
+    }
     // Creates are not lists: the budget does not hold them.
     const created = await httpRequest(`${url}/plants`, {
       method: 'POST',

@@ -15,7 +15,7 @@ export type Reservation = {
 };
 
 /**
- * The bytes of answers that a client chooses the size of (lists of plants and deliveries), counted
+ * The bytes of answers that a client chooses the size of (lists of plants, deliveries, endpoints), counted
  * from before the store is asked until the response closes (sent to the socket and flushed, or cut
  * off): what admission's count of requests in flight cannot bound, since one such answer may be a
  * thousand times another.

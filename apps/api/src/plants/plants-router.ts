@@ -2,7 +2,8 @@ import { contract, LIST_LIMIT_DEFAULT, LIST_PAGE_MAX_BYTES } from '@org/plant-co
 import { initServer } from '@ts-rest/express';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { jsonBody } from '../http/json-body.ts';
-import { type ListOptions, listBytes, type PlantStore, plantBytes, type StoredPlant } from '../store/plant-store.ts';
+import type { ListOptions, PlantStore, StoredPlant } from '../store/plant-store.ts';
+import { listBytes, plantBytes } from '../store/row-bytes.ts';
 
 const s = initServer();
 

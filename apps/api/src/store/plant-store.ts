@@ -1,4 +1,3 @@
-import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-contract';
 import type { WebhookStore } from './webhook-store.ts';
 
 /** A plant as stored: the id is always a bigint so that every int64 is exact. */
@@ -26,17 +25,6 @@ export type ListOptions = {
    */
   maxBytes?: number;
 };
-
-/** The most bytes a plant's name and tag take: every character may take four bytes in UTF-8. */
-export const MAX_PLANT_BYTES = 4 * (NAME_MAX_LENGTH + TAG_MAX_LENGTH);
-
-/** The bytes a list can hold at most: `limit` plants, or `maxBytes` and the two plants past it. */
-export const listBytes = ({ limit, maxBytes = Number.POSITIVE_INFINITY }: ListOptions): number =>
-  Math.min(limit * MAX_PLANT_BYTES, maxBytes + 2 * MAX_PLANT_BYTES);
-
-/** The bytes a plant's name and tag take, as `maxBytes` counts them. */
-export const plantBytes = ({ name, tag }: StoredPlant): number =>
-  Buffer.byteLength(name) + (tag === undefined ? 0 : Buffer.byteLength(tag));
 
 /**
  * Durable plant storage. Writes resolve only once durable. `create` is idempotent by id: the same

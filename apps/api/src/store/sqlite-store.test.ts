@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-contract';
+import {
+  NAME_MAX_LENGTH,
+  TAG_MAX_LENGTH,
+  WEBHOOK_DESCRIPTION_MAX_LENGTH,
+  WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_URL_MAX_LENGTH,
+} from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../clock.ts';
 import { manualClock } from '../testing/manual-clock.ts';
@@ -445,6 +451,20 @@ describe('SqlitePlantStore', () => {
       // 1.2 MB each without a byte bound: a hundred at once took 120 MB in one batch.
       const lists = await Promise.all(Array.from({ length: 100 }, () => store.list({ limit: 1_000 })));
       expect(lists.map((list) => list.length)).toStrictEqual(Array(100).fill(1_000));
+      expect(store.alive()).toBe(true);
+    });
+
+    it('answers a flood of lists of the largest endpoints in batches its worker holds', async () => {
+      const store = await openStore();
+      // URLs as stored: a four-byte character takes 12 once percent-encoded.
+      const path = encodeURIComponent('🌿').repeat(WEBHOOK_URL_MAX_LENGTH - 30);
+      const description = '🌵'.repeat(WEBHOOK_DESCRIPTION_MAX_LENGTH);
+      for (let index = 0; index < WEBHOOK_ENDPOINTS_MAX; index += 1) {
+        const endpoint = { id: `ep_${index}`, url: `https://e${index}.example/${path}`, description };
+        await store.webhooks.createEndpoint({ ...endpoint, secret: 'whsec_x' }, 100);
+      }
+      const lists = await Promise.all(Array.from({ length: 60 }, () => store.webhooks.listEndpoints()));
+      expect(lists.map((list) => list.length)).toStrictEqual(Array(60).fill(WEBHOOK_ENDPOINTS_MAX));
       expect(store.alive()).toBe(true);
     });
 

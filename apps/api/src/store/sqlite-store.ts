@@ -6,12 +6,12 @@ import type { StoreSpan, Tracing } from '../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
   type ListOptions,
-  listBytes,
   type PlantStore,
   type StoredPlant,
   StoreUnavailableError,
   samePlant,
 } from './plant-store.ts';
+import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, listBytes } from './row-bytes.ts';
 import {
   type AttachMessage,
   type BatchReply,
@@ -30,7 +30,6 @@ import {
   AnnounceListeners,
   type ClaimedDelivery,
   type CreateEndpointOutcome,
-  DELIVERY_ROW_BYTES,
   type DeliveryStatus,
   type EndpointBacklog,
   type EndpointSecrets,
@@ -285,7 +284,13 @@ export class SqlitePlantStore implements PlantStore {
     replaceSecret: (id, which, from, to) =>
       this.#submit(undefined, asIs, undefined, 'replaceSecret', id, which, from, to),
     listEndpoints: () =>
-      this.#submit(undefined, (_: undefined, rows) => rows.map(toEndpoint), undefined, 'listEndpoints'),
+      this.#submitLarge(
+        ENDPOINTS_BYTES,
+        undefined,
+        (_: undefined, rows) => rows.map(toEndpoint),
+        undefined,
+        'listEndpoints',
+      ),
     getEndpoint: (id) =>
       this.#submit(
         undefined,

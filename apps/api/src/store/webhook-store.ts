@@ -60,13 +60,6 @@ export const parseDeliveryId = (id: string): { instance: string; seq: bigint } |
   return seq <= 0x7fffffffffffffffn ? { instance: match[1], seq } : undefined;
 };
 
-/**
- * A listed delivery's bytes at most, as a thread holds it: a row of ten columns, its webhook-id,
- * and an error message the service wrote (see PostOutcome). Lists of deliveries count it against
- * the answer budget and the SQLite thread's batches.
- */
-export const DELIVERY_ROW_BYTES = 1024;
-
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export type StoredDelivery = {

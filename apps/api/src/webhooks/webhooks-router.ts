@@ -9,12 +9,8 @@ import {
 import { initServer } from '@ts-rest/express';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { jsonBody } from '../http/json-body.ts';
-import {
-  DELIVERY_ROW_BYTES,
-  type StoredDelivery,
-  type StoredEndpoint,
-  type WebhookStore,
-} from '../store/webhook-store.ts';
+import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
+import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
 import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
@@ -157,10 +153,13 @@ export const createWebhooksRouter = (
       },
     },
 
-    listWebhooks: async () => ({
-      status: 200,
-      body: (await store.listEndpoints()).map(toEndpoint),
-    }),
+    listWebhooks: async ({ res }) => {
+      // URLs and descriptions are clients' text: up to 2.5 MiB for every endpoint.
+      const reservation = answers.reserve(res, ENDPOINTS_BYTES);
+      const endpoints = await store.listEndpoints();
+      reservation.shrink(endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0));
+      return { status: 200, body: endpoints.map(toEndpoint) };
+    },
 
     getWebhook: async ({ params }) => {
       const endpoint = await store.getEndpoint(params.id);
