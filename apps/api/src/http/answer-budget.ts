@@ -4,7 +4,8 @@ import { HttpError } from './http-error.ts';
 /**
  * PLANT_MAX_ANSWER_BYTES by default: 63 of the largest pages at once. Such a page holds 2.2 times
  * its bytes in the heap while answered (scripts/answer-heap.ts), so 35 MiB at most, beside the 61
- * MiB that admission's bounds let in (README, Overload), within `pnpm start`'s 160 MiB old space.
+ * MiB that admission's bounds let in (docs/operations.md, Overload), within `pnpm start`'s 160 MiB
+ * old space.
  */
 export const ANSWER_BUDGET_DEFAULT_BYTES = 16 * 1024 * 1024;
 
@@ -15,10 +16,10 @@ export type Reservation = {
 };
 
 /**
- * The bytes of answers that a client chooses the size of (lists of plants, deliveries, endpoints), counted
- * from before the store is asked until the response closes (sent to the socket and flushed, or cut
- * off): what admission's count of requests in flight cannot bound, since one such answer may be a
- * thousand times another.
+ * The bytes of answers that a client chooses the size of (lists of plants, deliveries, endpoints),
+ * counted from before the store is asked until the response closes (sent to the socket and flushed,
+ * or cut off): what admission's count of requests in flight cannot bound, since one such answer may
+ * be a thousand times another.
  */
 export type AnswerBudget = {
   /**
@@ -26,8 +27,6 @@ export type AnswerBudget = {
    * budget cannot hold them now. The first reservation always fits, whatever its size.
    */
   reserve(res: ServerResponse, bytes: number): Reservation;
-  /** Bytes reserved now. */
-  readonly used: number;
 };
 
 const MESSAGE =
@@ -36,9 +35,6 @@ const MESSAGE =
 export const answerBudget = (maxBytes: number = ANSWER_BUDGET_DEFAULT_BYTES): AnswerBudget => {
   let used = 0;
   return {
-    get used() {
-      return used;
-    },
     reserve(res, bytes) {
       if (used > 0 && used + bytes > maxBytes) throw new HttpError(503, MESSAGE, { 'Retry-After': '1' });
       // A response that closed already will not tell it again: nothing to hold for it.
