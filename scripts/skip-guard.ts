@@ -30,6 +30,11 @@ export const FAKE_DOES_NOT_MODEL = [
     why: 'durability: the fake keeps plants in memory, and a restart starts empty',
   },
   {
+    file: 'src/plants/read-delete-plants.test.ts',
+    title: 'serves or sheds (503, Retry-After) a flood of the largest pages, and serves a create right after',
+    why: 'admission and the answer budget: the fake sheds nothing, and has no /healthz',
+  },
+  {
     file: 'src/auth/bearer-auth.test.ts',
     title: 'refuses two Authorization headers, even when one is valid',
     why: 'fetch joins repeated headers into one, so the fake never sees two Authorization headers',

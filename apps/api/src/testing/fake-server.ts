@@ -74,6 +74,7 @@ export const fakeStoreView = (fake: PlantStoreFake): PlantStore => {
         .filter((plant) => (after === undefined || plant.id > after) && (tag === undefined || plant.tag === tag))
         .slice(0, limit),
     health: async () => {},
+    alive: () => true,
     close: async () => {},
   };
 };

@@ -1,10 +1,18 @@
+import { LIST_PAGE_MAX_BYTES } from '@org/plant-contract';
+
 /** A stored plant: int64 id, name and optional tag. */
 export type StoredPlant = { id: bigint; name: string; tag?: string };
 
 export type PageRequest = { limit: number; after?: bigint; tag?: string };
 
+const utf8 = new TextEncoder();
+/** What a plant weighs in a page: the UTF-8 bytes of its name and tag. */
+const plantBytes = ({ name, tag }: StoredPlant): number =>
+  utf8.encode(name).length + (tag === undefined ? 0 : utf8.encode(tag).length);
+
 /**
- * One page of `sorted` (ordered by id) as the service cuts it, and the id after which the next page
+ * One page of `sorted` (ordered by id) as the service cuts it — at `limit` plants, or at the plant
+ * that brings its names and tags to LIST_PAGE_MAX_BYTES — and the id after which the next page
  * starts when more remain (no empty last page is announced). Kept alone so that a change to how the
  * service cuts pages is one change here.
  */
@@ -13,14 +21,16 @@ export const pageOf = (
   { limit, after, tag }: PageRequest,
 ): { items: StoredPlant[]; nextAfter?: bigint } => {
   const items: StoredPlant[] = [];
+  let bytes = 0;
   for (const plant of sorted) {
     if (after !== undefined && plant.id <= after) continue;
     if (tag !== undefined && plant.tag !== tag) continue;
-    if (items.length === limit) {
+    if (items.length === limit || bytes >= LIST_PAGE_MAX_BYTES) {
       const last = items.at(-1);
       return last === undefined ? { items } : { items, nextAfter: last.id };
     }
     items.push(plant);
+    bytes += plantBytes(plant);
   }
   return { items };
 };
