@@ -1,6 +1,6 @@
 import type { RouteMetadata, Scope } from '@org/plant-contract';
 import type { AppRoute } from '@ts-rest/core';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { HttpError } from '../http/http-error.ts';
 import { type Authenticator, AuthUnavailableError, type Principal } from './authenticator.ts';
 import type { RateLimiter } from './rate-limiter.ts';
@@ -73,6 +73,17 @@ const bearerToken = (req: Request): string => {
   return token;
 };
 
+/** What bearerAuth leaves in Express's per-response locals for the handlers. */
+type AuthLocals = { clientKey?: string };
+
+/**
+ * The key a request's client is known by in per-client limits: its credential's (Principal.key, a
+ * static token's digest or a JWT's subject, as the rate limit per token counts) once authenticated,
+ * else its address.
+ */
+export const clientKey = (req: Pick<Request, 'ip'>, res: Response): string =>
+  (res.locals as AuthLocals).clientKey ?? `address:${req.ip ?? 'unknown'}`;
+
 type RoutedRequest = Request & { tsRestRoute?: AppRoute };
 
 /** The `:write` scope of a `:read` scope's resource, which grants it too. */
@@ -118,7 +129,7 @@ export const bearerAuth = ({
     return wait > 0 ? tooMany(wait, 'Too many failed authentications from this address') : error;
   };
 
-  const authorize = async (req: Request): Promise<void> => {
+  const authorize = async (req: Request, res: Response): Promise<void> => {
     let token: string;
     try {
       token = bearerToken(req);
@@ -139,10 +150,11 @@ export const bearerAuth = ({
     const tokenWait = perToken?.take(principal.key) ?? 0;
     if (tokenWait > 0) throw tooMany(tokenWait, 'Too many requests with this token');
     if (requireScopes) checkScope(req, principal);
+    (res.locals as AuthLocals).clientKey = principal.key;
   };
 
   // Express 4 does not catch a middleware's rejected promise: it travels with next().
-  return (req, _res, next) => {
-    authorize(req).then(() => next(), next);
+  return (req, res, next) => {
+    authorize(req, res).then(() => next(), next);
   };
 };

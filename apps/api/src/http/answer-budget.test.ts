@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
-import type { StoredPlant } from '../store/plant-store.ts';
+import type { ListOptions, StoredPlant } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { httpRequest } from '../testing/http-request.ts';
 import { until } from '../testing/until.ts';
@@ -13,7 +13,9 @@ const TOKEN = 'answer-budget-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 let server: Server | undefined;
+const sockets: Socket[] = [];
 afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
   server?.closeAllConnections();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
@@ -75,5 +77,67 @@ describe('the budget of answers in flight (PLANT_MAX_ANSWER_BYTES)', () => {
     );
     gates.shift()?.();
     expect((await again).status).toBe(200);
+  });
+});
+
+describe("a client's share of the answer budget", () => {
+  const GREEDY = 'answer-budget-greedy-0123456789abcdef';
+  const OTHER = 'answer-budget-other-0123456789abcdef';
+
+  /** Pages as large as the service makes them: 256 KiB of names and tags, 300 bytes a plant. */
+  const maximalPages = async ({ limit, maxBytes = Number.POSITIVE_INFINITY }: ListOptions) => {
+    const plants: StoredPlant[] = [];
+    for (let bytes = 0; plants.length < limit && bytes < maxBytes; bytes += 300) {
+      plants.push({ id: BigInt(plants.length + 1), name: 'n'.repeat(200), tag: 't'.repeat(100) });
+    }
+    return plants;
+  };
+
+  /**
+   * A client that asks for `pages` maximal pages on one connection and reads none of them. Loopback
+   * sockets take megabytes before a writer waits, which a reader across a network would not grant:
+   * the documentation's script (1.7 MB, counted by no budget) is asked for first, enough times to
+   * fill them, so that the pages stay in the service as a slow reader's would.
+   */
+  const stopsReading = async (url: string, token: string, pages: number) => {
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    sockets.push(socket);
+    socket.pause();
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const ask = (path: string, headers = '') => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}\r\n`;
+    socket.write(
+      ask('/docs/swagger-ui-bundle.js').repeat(12) +
+        ask('/plants?limit=1000', `Authorization: Bearer ${token}\r\n`).repeat(pages),
+    );
+  };
+
+  it('keeps serving lists to a second token while one token holds many unread maximal pages', async () => {
+    const app = createApp({
+      store: fakeStore({ list: maximalPages }),
+      authenticate: staticTokens([hashToken(GREEDY), hashToken(OTHER)]),
+    });
+    server = createServer(app).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server?.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    // More pages than the whole budget (16 MiB) holds: 64 of 258 KiB at most.
+    await stopsReading(url, GREEDY, 80);
+    const greedy = await until(
+      () => httpRequest(`${url}/plants?limit=1000`, { headers: { authorization: `Bearer ${GREEDY}` } }),
+      (answer) => answer.status === 503,
+    );
+    const other = await httpRequest(`${url}/plants?limit=1000`, { headers: { authorization: `Bearer ${OTHER}` } });
+    expect(other.status).toBe(200);
+    expect(other.json()).toHaveLength(874);
+    // The greedy token was refused for its share, not for the whole budget.
+    expect([greedy.headers['retry-after'], greedy.json()]).toStrictEqual([
+      '1',
+      {
+        error: 503,
+        message:
+          'This client holds its share of large answers in flight (a quarter of PLANT_MAX_ANSWER_BYTES); read the answers it has asked for, then retry after the Retry-After delay.',
+      },
+    ]);
   });
 });

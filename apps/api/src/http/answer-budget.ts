@@ -23,32 +23,55 @@ export type Reservation = {
  */
 export type AnswerBudget = {
   /**
-   * Reserves `bytes` for the answer of `res`, or throws an HttpError 503 with Retry-After when the
-   * budget cannot hold them now. The first reservation always fits, whatever its size.
+   * Reserves `bytes` for the answer of `res` to `client` (a credential's key, see `clientKey`), or
+   * throws an HttpError 503 with Retry-After when the budget, or the client's share of it, cannot
+   * hold them now. A client's first reservation always fits its share, and the budget's first
+   * reservation always fits the budget, whatever their size.
    */
-  reserve(res: ServerResponse, bytes: number): Reservation;
+  reserve(res: ServerResponse, bytes: number, client: string): Reservation;
 };
+
+/**
+ * A client's share of the budget: a quarter, so that one client reading its answers slowly (or not
+ * at all) leaves the rest to the others. A client holding nothing may always take one answer,
+ * however large, so a share is never less than the largest page.
+ */
+const CLIENT_SHARE_DIVISOR = 4;
 
 const MESSAGE =
   'The service is at its limit of large answers in flight (PLANT_MAX_ANSWER_BYTES); retry after the Retry-After delay, or with a smaller limit.';
+const SHARE_MESSAGE =
+  'This client holds its share of large answers in flight (a quarter of PLANT_MAX_ANSWER_BYTES); read the answers it has asked for, then retry after the Retry-After delay.';
 
 export const answerBudget = (maxBytes: number = ANSWER_BUDGET_DEFAULT_BYTES): AnswerBudget => {
+  const share = maxBytes / CLIENT_SHARE_DIVISOR;
   let used = 0;
+  /** Bytes held per client; a client holding nothing has no entry, so idle clients take no room. */
+  const byClient = new Map<string, number>();
+  const give = (client: string, bytes: number) => {
+    used -= bytes;
+    const left = (byClient.get(client) ?? 0) - bytes;
+    if (left > 0) byClient.set(client, left);
+    else byClient.delete(client);
+  };
   return {
-    reserve(res, bytes) {
+    reserve(res, bytes, client) {
+      const clientUsed = byClient.get(client) ?? 0;
       if (used > 0 && used + bytes > maxBytes) throw new HttpError(503, MESSAGE, { 'Retry-After': '1' });
+      if (clientUsed > 0 && clientUsed + bytes > share) throw new HttpError(503, SHARE_MESSAGE, { 'Retry-After': '1' });
       // A response that closed already will not tell it again: nothing to hold for it.
       if (res.closed) return { shrink: () => {} };
       let held = bytes;
       used += held;
+      byClient.set(client, clientUsed + held);
       res.once('close', () => {
-        used -= held;
+        give(client, held);
         held = 0;
       });
       return {
         shrink(to) {
           if (to >= held) return;
-          used -= held - to;
+          give(client, held - to);
           held = to;
         },
       };

@@ -1,5 +1,6 @@
 import { contract, LIST_LIMIT_DEFAULT, LIST_PAGE_MAX_BYTES } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
+import { clientKey } from '../auth/bearer-auth.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { jsonBody } from '../http/json-body.ts';
 import type { ListOptions, PlantStore, StoredPlant } from '../store/plant-store.ts';
@@ -67,13 +68,13 @@ export const createPlantsRouter = (
         },
       },
 
-      listPlants: async ({ query, res }) => {
+      listPlants: async ({ query, req, res }) => {
         const options: ListOptions = { limit: query.limit ?? LIST_LIMIT_DEFAULT };
         if (query.after !== undefined) options.after = query.after;
         if (query.tag !== undefined) options.tag = query.tag;
         // One extra row tells whether a next page exists, so no empty last page is announced.
         const asked: ListOptions = { ...options, limit: options.limit + 1, maxBytes: PAGE_BYTES };
-        const reservation = answers.reserve(res, listBytes(asked));
+        const reservation = answers.reserve(res, listBytes(asked), clientKey(req, res));
         const plants = await store.list(asked);
         // The page ends at `limit` plants, or at the plant that brings it to PAGE_BYTES.
         let end = 0;

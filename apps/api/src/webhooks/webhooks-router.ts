@@ -7,6 +7,7 @@ import {
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
 } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
+import { clientKey } from '../auth/bearer-auth.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { jsonBody } from '../http/json-body.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
@@ -153,9 +154,9 @@ export const createWebhooksRouter = (
       },
     },
 
-    listWebhooks: async ({ res }) => {
+    listWebhooks: async ({ req, res }) => {
       // URLs and descriptions are clients' text: up to 2.5 MiB for every endpoint.
-      const reservation = answers.reserve(res, ENDPOINTS_BYTES);
+      const reservation = answers.reserve(res, ENDPOINTS_BYTES, clientKey(req, res));
       const endpoints = await store.listEndpoints();
       reservation.shrink(endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0));
       return { status: 200, body: endpoints.map(toEndpoint) };
@@ -169,10 +170,10 @@ export const createWebhooksRouter = (
     deleteWebhook: async ({ params }) =>
       (await store.deleteEndpoint(params.id)) ? { status: 204, body: undefined } : notFound(params.id),
 
-    listWebhookDeliveries: async ({ params, query, res }) => {
+    listWebhookDeliveries: async ({ params, query, req, res }) => {
       const limit = query.limit ?? DELIVERIES_LIMIT_DEFAULT;
       // Deliveries hold no client text: a row's size is the service's, so `limit` bounds the bytes.
-      const reservation = answers.reserve(res, limit * DELIVERY_ROW_BYTES);
+      const reservation = answers.reserve(res, limit * DELIVERY_ROW_BYTES, clientKey(req, res));
       const deliveries = await store.listDeliveries(params.id, limit);
       reservation.shrink((deliveries?.length ?? 0) * DELIVERY_ROW_BYTES);
       return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
