@@ -3,16 +3,21 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { startAnsweringNameServer } from '../testing/answering-name-server.ts';
 import { deferCleanups } from '../testing/cleanups.ts';
 import { startSilentNameServer } from '../testing/silent-name-server.ts';
-import { createHostResolver, parseHostsFile } from './host-resolver.ts';
+import { createHostResolver, parseHostsFile, parseResolvConf, searchOrder } from './host-resolver.ts';
 
 const defer = deferCleanups();
 
 const silentResolver = async (options: { timeoutMs: number; maxLookups?: number }) => {
   const server = await startSilentNameServer();
   defer(server.close);
-  return { server, resolve: createHostResolver({ ...options, servers: [server.address], hosts: new Map() }) };
+  const resolvConf = { search: [], ndots: 1 };
+  return {
+    server,
+    resolve: createHostResolver({ ...options, servers: [server.address], hosts: new Map(), resolvConf }),
+  };
 };
 
 describe('createHostResolver', () => {
@@ -73,5 +78,102 @@ describe('createHostResolver', () => {
     ]);
     await expect(resolve('nowhere.invalid')).rejects.toMatchObject({ code: 'ENOTFOUND' });
     expect(server.queries).toBe(0);
+  });
+});
+
+/** A pod's resolv.conf in the namespace `ns`, as Kubernetes writes it. */
+const POD_RESOLV_CONF = `nameserver 10.96.0.10
+search ns.svc.cluster.local svc.cluster.local cluster.local
+options ndots:5
+`;
+
+describe('search domains (resolv.conf)', () => {
+  it('reads the search list and ndots as glibc does', () => {
+    expect(parseResolvConf(POD_RESOLV_CONF)).toStrictEqual({
+      search: ['ns.svc.cluster.local', 'svc.cluster.local', 'cluster.local'],
+      ndots: 5,
+    });
+    // The last of `search` and `domain` wins; ndots is 1 unless said, 15 at most.
+    expect(parseResolvConf('search a.example\ndomain Corp.Example.\n')).toStrictEqual({
+      search: ['corp.example'],
+      ndots: 1,
+    });
+    expect(parseResolvConf('# search no.example\noptions rotate ndots:20 timeout:1\n')).toStrictEqual({
+      search: [],
+      ndots: 15,
+    });
+  });
+
+  it('asks short names in the search domains first, and others as they are first', () => {
+    const pod = parseResolvConf(POD_RESOLV_CONF);
+    expect(searchOrder('receiver.ns', pod)).toStrictEqual([
+      'receiver.ns.ns.svc.cluster.local',
+      'receiver.ns.svc.cluster.local',
+      'receiver.ns.cluster.local',
+      'receiver.ns',
+    ]);
+    expect(searchOrder('a.b.c.d.e.example', pod)).toStrictEqual([
+      'a.b.c.d.e.example',
+      'a.b.c.d.e.example.ns.svc.cluster.local',
+      'a.b.c.d.e.example.svc.cluster.local',
+      'a.b.c.d.e.example.cluster.local',
+    ]);
+    expect(searchOrder('receiver.', pod)).toStrictEqual(['receiver']);
+    expect(searchOrder('receiver', { search: [], ndots: 5 })).toStrictEqual(['receiver']);
+  });
+
+  it('resolves in-cluster short names through the search list, stopping at the first answer', async () => {
+    const server = await startAnsweringNameServer(
+      new Map([
+        ['receiver.ns.svc.cluster.local', '10.0.0.7'],
+        ['hooks.example.com', '192.0.2.8'],
+      ]),
+    );
+    defer(server.close);
+    const resolve = createHostResolver({
+      timeoutMs: 30_000,
+      servers: [server.address],
+      hosts: new Map(),
+      resolvConf: parseResolvConf(POD_RESOLV_CONF),
+    });
+    const asked = async (host: string) => {
+      const before = server.asked.length;
+      const addresses = await resolve(host);
+      return { addresses, asked: [...new Set(server.asked.slice(before))] };
+    };
+
+    expect(await asked('receiver')).toStrictEqual({
+      addresses: [{ address: '10.0.0.7', family: 4 }],
+      asked: ['receiver.ns.svc.cluster.local'],
+    });
+    expect(await asked('Receiver.NS')).toStrictEqual({
+      addresses: [{ address: '10.0.0.7', family: 4 }],
+      asked: ['receiver.ns.ns.svc.cluster.local', 'receiver.ns.svc.cluster.local'],
+    });
+    expect(await asked('hooks.example.com.')).toStrictEqual({
+      addresses: [{ address: '192.0.2.8', family: 4 }],
+      asked: ['hooks.example.com'],
+    });
+
+    const before = server.asked.length;
+    await expect(resolve('missing')).rejects.toMatchObject({ code: 'ENOTFOUND', message: 'missing: ENOTFOUND.' });
+    expect([...new Set(server.asked.slice(before))]).toStrictEqual([
+      'missing.ns.svc.cluster.local',
+      'missing.svc.cluster.local',
+      'missing.cluster.local',
+      'missing',
+    ]);
+  });
+
+  it('ends a search at a name server that does not answer, within the one timeout', async () => {
+    const server = await startSilentNameServer();
+    defer(server.close);
+    const resolve = createHostResolver({
+      timeoutMs: 300,
+      servers: [server.address],
+      hosts: new Map(),
+      resolvConf: parseResolvConf(POD_RESOLV_CONF),
+    });
+    await expect(resolve('receiver')).rejects.toMatchObject({ name: 'HostLookupError', code: 'ETIMEOUT' });
   });
 });

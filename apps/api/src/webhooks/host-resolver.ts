@@ -7,7 +7,8 @@ import { isIP } from 'node:net';
  * on libuv's four-thread pool, shared with file writes (pino), zlib and crypto for the whole
  * process, and cannot be timed out, so one receiver's silent name server would stall everyone.
  * Each lookup ends within `timeoutMs`; lookups of one host share one query (at most one per host in
- * flight), and at most `maxLookups` hosts are looked up at a time.
+ * flight), and at most `maxLookups` hosts are looked up at a time. c-ares's queries take names as
+ * they are, so the search list of resolv.conf is applied here, as getaddrinfo would (`searchOrder`).
  */
 
 export const HOST_RESOLVER_DEFAULTS = { timeoutMs: 5_000, maxLookups: 64 } as const;
@@ -25,6 +26,16 @@ export type HostResolverOptions = {
   servers?: string[];
   /** Names answered without a query, as /etc/hosts lists them; read from /etc/hosts by default. */
   hosts?: ReadonlyMap<string, HostAddress[]>;
+  /** The search list and ndots; read from /etc/resolv.conf by default. */
+  resolvConf?: ResolvConf;
+};
+
+/** What of resolv.conf decides which names are asked for a host (see `searchOrder`). */
+export type ResolvConf = {
+  /** Domains tried after a name (`search`, or `domain`), lowercase, without the final dot. */
+  search: readonly string[];
+  /** A name with fewer dots than this is tried in the search domains before as it is. */
+  ndots: number;
 };
 
 /** A failed lookup; `code` as node:dns names them (ENOTFOUND, ETIMEOUT…), `message` a sentence. */
@@ -62,6 +73,51 @@ const systemHosts = (): Map<string, HostAddress[]> => {
   }
 };
 
+/**
+ * The search list and ndots of a resolv.conf, as glibc reads them: the last `search` or `domain`
+ * line gives the list, `options ndots:n` the dots (1 by default, 15 at most).
+ */
+export const parseResolvConf = (text: string): ResolvConf => {
+  let search: string[] = [];
+  let ndots = 1;
+  for (const line of text.split('\n')) {
+    const [keyword, ...values] = line.trim().split(/\s+/);
+    if (keyword === 'search') search = values;
+    else if (keyword === 'domain') search = values.slice(0, 1);
+    else if (keyword === 'options') {
+      for (const option of values) {
+        const dots = /^ndots:(\d+)$/.exec(option)?.[1];
+        if (dots !== undefined) ndots = Math.min(15, Number(dots));
+      }
+    }
+  }
+  const domains = search.map((domain) => domain.toLowerCase().replace(/\.$/, '')).filter((domain) => domain !== '');
+  return { search: domains, ndots };
+};
+
+/** /etc/resolv.conf as it is at start, read once like /etc/hosts. */
+const systemResolvConf = (): ResolvConf => {
+  try {
+    return parseResolvConf(readFileSync('/etc/resolv.conf', 'utf8'));
+  } catch {
+    return { search: [], ndots: 1 };
+  }
+};
+
+/**
+ * The names asked for `host`, in glibc's order (res_search): a name written with a final dot as it
+ * is only; one with fewer dots than ndots in each search domain, then as it is; any other as it is,
+ * then in each search domain. So `receiver.ns` reaches `receiver.ns.svc.cluster.local` in a
+ * cluster, where ndots is 5.
+ */
+export const searchOrder = (name: string, { search, ndots }: ResolvConf): string[] => {
+  const host = name.replace(/\.$/, '');
+  if (host !== name || search.length === 0) return [host];
+  const searched = search.map((domain) => `${host}.${domain}`);
+  const dots = host.split('.').length - 1;
+  return dots < ndots ? [...searched, host] : [host, ...searched];
+};
+
 /** RFC 6761: `localhost` names are loopback and `.invalid` ones never exist, without asking anyone. */
 const LOOPBACK: HostAddress[] = [
   { address: '127.0.0.1', family: 4 },
@@ -77,6 +133,7 @@ export const createHostResolver = ({
   maxLookups = HOST_RESOLVER_DEFAULTS.maxLookups,
   servers,
   hosts = systemHosts(),
+  resolvConf = systemResolvConf(),
 }: HostResolverOptions = {}): HostResolver => {
   // Two tries within the timeout; c-ares doubles each try's wait, so the first gets a third.
   const resolver = new dns.Resolver({ timeout: Math.max(1, Math.floor(timeoutMs / 3)), tries: 2 });
@@ -85,7 +142,7 @@ export const createHostResolver = ({
   const timedOut = (host: string) =>
     new HostLookupError(`${host}: no answer from the name server within ${timeoutMs} ms.`, 'ETIMEOUT');
 
-  const query = async (host: string): Promise<HostAddress[]> => {
+  const queryName = async (host: string): Promise<HostAddress[]> => {
     const answers = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
     const addresses = answers.flatMap((answer, index) =>
       answer.status === 'fulfilled'
@@ -100,17 +157,38 @@ export const createHostResolver = ({
     throw code === 'ETIMEOUT' ? timedOut(host) : new HostLookupError(`${host}: ${code}.`, code);
   };
 
+  /**
+   * `names` one after the other until one has an address. Another failure (a timeout, a refusal)
+   * ends the search, as it ends glibc's; nothing more is asked once `expired`.
+   */
+  const query = async (names: readonly string[], host: string, expired: () => boolean): Promise<HostAddress[]> => {
+    for (const each of names) {
+      if (expired()) break;
+      try {
+        return await queryName(each);
+      } catch (error) {
+        if (!(error instanceof HostLookupError) || !NO_ADDRESS.has(error.code)) throw error;
+      }
+    }
+    throw new HostLookupError(`${host}: ENOTFOUND.`, 'ENOTFOUND');
+  };
+
   /** The query, ended at `timeoutMs` whatever c-ares does with its tries. */
-  const bounded = (host: string): Promise<HostAddress[]> => {
+  const bounded = (names: readonly string[], host: string): Promise<HostAddress[]> => {
     let timer: NodeJS.Timeout | undefined;
+    let expired = false;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(timedOut(host)), timeoutMs);
+      timer = setTimeout(() => {
+        expired = true;
+        reject(timedOut(host));
+      }, timeoutMs);
     });
-    return Promise.race([query(host), deadline]).finally(() => clearTimeout(timer));
+    return Promise.race([query(names, host, () => expired), deadline]).finally(() => clearTimeout(timer));
   };
 
   return (name) => {
-    const host = name.toLowerCase().replace(/\.$/, '');
+    const asked = name.toLowerCase();
+    const host = asked.replace(/\.$/, '');
     if (isIP(host) !== 0) return Promise.resolve([{ address: host, family: familyOf(host) }]);
     const listed = hosts.get(host);
     if (listed) return Promise.resolve(listed);
@@ -118,15 +196,18 @@ export const createHostResolver = ({
     if (isUnder(host, 'invalid')) {
       return Promise.reject(new HostLookupError(`${host}: ENOTFOUND.`, 'ENOTFOUND'));
     }
-    const pending = inFlight.get(host);
+    const names = searchOrder(asked, resolvConf);
+    // One lookup per list of names asked: `a.example` and `a.example.` are one when nothing is searched.
+    const key = names.join(' ');
+    const pending = inFlight.get(key);
     if (pending) return pending;
     if (inFlight.size >= maxLookups) {
       return Promise.reject(
         new HostLookupError(`${host}: ${maxLookups} other lookups are already waiting for an answer.`, 'EBUSY'),
       );
     }
-    const lookup = bounded(host).finally(() => inFlight.delete(host));
-    inFlight.set(host, lookup);
+    const lookup = bounded(names, host).finally(() => inFlight.delete(key));
+    inFlight.set(key, lookup);
     return lookup;
   };
 };
