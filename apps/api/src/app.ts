@@ -14,7 +14,7 @@ import { securityHeaders } from './http/security-headers.ts';
 import type { TrustProxy } from './http/trust-proxy.ts';
 import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes, type Readiness, storeReadiness } from './ops/ops-routes.ts';
-import { createPlantsRouter } from './plants/plants-router.ts';
+import { createPlantsRouter, LARGEST_PAGE_BYTES } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { HostResolver } from './webhooks/host-resolver.ts';
 import type { SecretBox } from './webhooks/secret-box.ts';
@@ -134,7 +134,7 @@ export const createApp = ({
   app.use(opsRoutes({ readiness, alive: () => store.alive(), isDraining, logger, ...(serveMetrics && { metrics }) }));
   app.use(requestLogger(logger));
 
-  const answers = answerBudget(maxAnswerBytes);
+  const answers = answerBudget(maxAnswerBytes, LARGEST_PAGE_BYTES);
   const routes = {
     ...createPlantsRouter(metrics.instrumentStore(store), { bodyLimit, answers }),
     ...createWebhooksRouter(store.webhooks, {

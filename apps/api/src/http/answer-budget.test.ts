@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { EventEmitter } from 'node:events';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
@@ -8,6 +9,7 @@ import type { ListOptions, StoredPlant } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { httpRequest } from '../testing/http-request.ts';
 import { until } from '../testing/until.ts';
+import { answerBudget } from './answer-budget.ts';
 
 const TOKEN = 'answer-budget-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -139,5 +141,22 @@ describe("a client's share of the answer budget", () => {
           'This client holds its share of large answers in flight (a quarter of PLANT_MAX_ANSWER_BYTES); read the answers it has asked for, then retry after the Retry-After delay.',
       },
     ]);
+  });
+});
+
+describe('answerBudget', () => {
+  const response = () => Object.assign(new EventEmitter(), { closed: false }) as unknown as ServerResponse;
+
+  it('holds a client to a quarter of the budget or the largest page, whichever is more, until its answers close', () => {
+    const budget = answerBudget(1000, 300);
+    const first = response();
+    budget.reserve(first, 200, 'a');
+    budget.reserve(response(), 100, 'a');
+    expect(() => budget.reserve(response(), 1, 'a')).toThrow(expect.objectContaining({ status: 503 }));
+    // Another client still has the rest.
+    budget.reserve(response(), 300, 'b');
+    first.emit('close');
+    expect(() => budget.reserve(response(), 200, 'a')).not.toThrow();
+    expect(() => budget.reserve(response(), 1, 'a')).toThrow(expect.objectContaining({ status: 503 }));
   });
 });

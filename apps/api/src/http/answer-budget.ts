@@ -33,8 +33,8 @@ export type AnswerBudget = {
 
 /**
  * A client's share of the budget: a quarter, so that one client reading its answers slowly (or not
- * at all) leaves the rest to the others. A client holding nothing may always take one answer,
- * however large, so a share is never less than the largest page.
+ * at all) leaves the rest to the others; never less than the largest page of plants. A client
+ * holding nothing may always take one answer, however large.
  */
 const CLIENT_SHARE_DIVISOR = 4;
 
@@ -43,8 +43,12 @@ const MESSAGE =
 const SHARE_MESSAGE =
   'This client holds its share of large answers in flight (a quarter of PLANT_MAX_ANSWER_BYTES); read the answers it has asked for, then retry after the Retry-After delay.';
 
-export const answerBudget = (maxBytes: number = ANSWER_BUDGET_DEFAULT_BYTES): AnswerBudget => {
-  const share = maxBytes / CLIENT_SHARE_DIVISOR;
+/**
+ * A budget of `maxBytes` (PLANT_MAX_ANSWER_BYTES), of which each client may hold a quarter, or
+ * `largestPageBytes` when that is more.
+ */
+export const answerBudget = (maxBytes: number = ANSWER_BUDGET_DEFAULT_BYTES, largestPageBytes = 0): AnswerBudget => {
+  const share = Math.max(maxBytes / CLIENT_SHARE_DIVISOR, largestPageBytes);
   let used = 0;
   /** Bytes held per client; a client holding nothing has no entry, so idle clients take no room. */
   const byClient = new Map<string, number>();

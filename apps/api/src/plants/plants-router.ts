@@ -1,4 +1,4 @@
-import { contract, LIST_LIMIT_DEFAULT, LIST_PAGE_MAX_BYTES } from '@org/plant-contract';
+import { contract, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, LIST_PAGE_MAX_BYTES } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
 import { clientKey } from '../auth/bearer-auth.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
@@ -17,6 +17,9 @@ const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : 
  * header gives the rest.
  */
 export const PAGE_BYTES = LIST_PAGE_MAX_BYTES;
+
+/** The reservation of the largest page (`limit` at its maximum, and the row that tells of a next page). */
+export const LARGEST_PAGE_BYTES = listBytes({ limit: LIST_LIMIT_MAX + 1, maxBytes: PAGE_BYTES });
 
 /** What an answer holds besides names and tags, per plant: its id and the JSON around them. */
 const PLANT_FRAME_BYTES = 64;
