@@ -15,7 +15,7 @@ const outdir = process.argv[2] ?? 'dist';
 rmSync(outdir, { recursive: true, force: true });
 await build({
   // The SQLite worker and the delivery thread run as entries of their own, dist/sqlite-worker.js and
-  // dist/delivery-thread.js beside main.js (see sqlite-store.ts and threaded-delivery.ts).
+  // dist/delivery-thread.js beside main.js (see sqlite-store.ts and delivery-thread-parent.ts).
   entryPoints: [
     { in: 'src/main.ts', out: 'main' },
     { in: 'src/worker.ts', out: 'worker' },

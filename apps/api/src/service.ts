@@ -19,10 +19,10 @@ import type { OpeningStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { PostgresPlantStore } from './store/postgres-store.ts';
 import { SqlitePlantStore } from './store/sqlite-store.ts';
-import type { WebhookDelivery } from './webhooks/delivery-worker.ts';
+import type { WebhookDelivery } from './webhooks/delivery-loop.ts';
+import { startDeliveryThread } from './webhooks/delivery-thread-parent.ts';
 import { createHostResolver } from './webhooks/host-resolver.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
-import { startDeliveryThread } from './webhooks/threaded-delivery.ts';
 
 /** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
 const LISTEN_BACKLOG = 4096;

@@ -6,7 +6,7 @@ import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps } from './ops/ops-server.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
 import { describeDatabase, PostgresPlantStore } from './store/postgres-store.ts';
-import { startWebhookDelivery } from './webhooks/delivery-worker.ts';
+import { startWebhookDelivery } from './webhooks/delivery-loop.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
 import type { WebhookConfig } from '../config.ts';
-import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-worker.ts';
+import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-loop.ts';
 import {
   makeDataDir,
   ON_FAKE,
@@ -14,17 +14,17 @@ import {
 export type WebhookService = {
   base: string;
   server: TestServer;
-  /** Stops the worker, then the server; the data directory stays (to look at its files). */
+  /** Stops the delivery loop, then the server; the data directory stays (to look at its files). */
   stop(): Promise<void>;
   /** stop(), then the data directory is deleted. */
   cleanup(): Promise<void>;
 };
 
 /**
- * The real app and delivery worker on a SQLite store in a temporary directory, on
- * 127.0.0.1:<ephemeral>, receivers allowed on loopback. The worker never steps back for requests
+ * The real app and delivery loop on a SQLite store in a temporary directory, on
+ * 127.0.0.1:<ephemeral>, receivers allowed on loopback. The loop never steps back for requests
  * unless told: a busy test machine must not slow the tests. `app` adds options of the app (a
- * secret box, a rotation grace); a secret box is given to the worker too.
+ * secret box, a rotation grace); a secret box is given to the loop too.
  */
 export const startWebhookService = async (
   config: Partial<WebhookConfig> = {},

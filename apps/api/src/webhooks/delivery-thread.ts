@@ -1,8 +1,8 @@
 /**
- * The webhook delivery thread of a service process: the delivery worker runs here, with a store
- * connection of its own (a PostgreSQL pool, or a channel straight to the SQLite worker), so that
+ * The webhook delivery thread of a service process: the delivery loop runs here, with a store
+ * connection of its own (a PostgreSQL pool, or a channel straight to the SQLite thread), so that
  * signing, POSTing and recording deliveries happen beside the HTTP thread, not on it (see
- * threaded-delivery.ts for the HTTP thread's side).
+ * delivery-thread-parent.ts for the HTTP thread's side).
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
@@ -10,8 +10,8 @@ import { Registry } from 'prom-client';
 import type { PlantStore } from '../store/plant-store.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
 import { AnnounceListeners } from '../store/webhook-store.ts';
+import { startWebhookDelivery } from './delivery-loop.ts';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-protocol.ts';
-import { startWebhookDelivery } from './delivery-worker.ts';
 import { plainSecrets, secretBox } from './secret-box.ts';
 
 const { webhooks, logLevel, database, sqlite, tracing: traced } = workerData as DeliveryThreadData;

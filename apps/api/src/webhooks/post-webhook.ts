@@ -25,7 +25,7 @@ export type PostOutcome =
   | { status?: undefined; error: string; refused?: boolean };
 
 /**
- * Keep-alive agents for the worker; each new connection looks its host up with `resolver` (never
+ * Keep-alive agents for the delivery loop; each new connection looks its host up with `resolver` (never
  * dns.lookup, see host-resolver.ts), refusing non-public addresses unless private targets are allowed.
  */
 export const createAgents = ({

@@ -12,14 +12,14 @@ import { makeDataDir, startTestServer, TEST_TOKEN, type TestServer } from '../te
 import { until } from '../testing/until.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi as api, listDeliveries, registerEndpoint } from '../testing/webhook-service.ts';
-import { startWebhookDelivery } from './delivery-worker.ts';
+import { startWebhookDelivery } from './delivery-loop.ts';
 import { createAgents, postWebhook } from './post-webhook.ts';
 
 type Started = {
   base: string;
   store: TestServer['store'];
   metrics: ReturnType<typeof createMetrics>;
-  /** Stops the delivery worker: every attempt it started has ended and is recorded. The app keeps serving. */
+  /** Stops the delivery loop: every attempt it started has ended and is recorded. The app keeps serving. */
   stopDelivery(): Promise<void>;
   stop(): Promise<void>;
 };
@@ -31,16 +31,16 @@ afterEach(async () => {
 
 type ServiceOptions = {
   allowPrivate?: boolean;
-  /** The delivery worker's own setting, when it differs from registration's. */
+  /** The delivery loop's own setting, when it differs from registration's. */
   deliverToPrivate?: boolean;
   retryDelaysMs?: number[];
   timeoutMs?: number;
   yieldBelowIdleShare?: number;
-  /** The worker's and the store's; by default the system's. */
+  /** The loop's and the store's; by default the system's. */
   clock?: Clock;
 };
 
-/** The real app and delivery worker on a SQLite store in a temporary directory, on 127.0.0.1:<ephemeral>. */
+/** The real app and delivery loop on a SQLite store in a temporary directory, on 127.0.0.1:<ephemeral>. */
 const startService = async ({
   allowPrivate = true,
   deliverToPrivate = allowPrivate,
@@ -97,7 +97,7 @@ const deliveries = (base: string, id: string) => listDeliveries<Delivery>(base, 
 
 /**
  * Moves the clock on by `stepMs` until `done` holds, reading between steps as `until` does: the
- * worker's next wait may start just after a step.
+ * loop's next wait may start just after a step.
  */
 const advanceUntil = (clock: ManualClock, stepMs: number, done: () => boolean | Promise<boolean>) =>
   until(
@@ -224,7 +224,7 @@ describe('webhook delivery over HTTP', () => {
     expect(new Set(listed.map((delivery) => delivery.id))).toStrictEqual(
       new Set(received.map((request) => request.headers['webhook-id'])),
     );
-    // Once stopped, every attempt the worker made has ended: a duplicate would have arrived by now.
+    // Once stopped, every attempt the loop made has ended: a duplicate would have arrived by now.
     await stopDelivery();
     expect(hook.received).toHaveLength(2);
 
@@ -248,7 +248,7 @@ describe('webhook delivery over HTTP', () => {
     const attemptsMade = async () => (await deliveries(base, endpoint.id))[0]?.attempts ?? 0;
     /**
      * Once `attempts` are recorded, moves the clock to the next retry, then a poll at a time until
-     * it is made: the worker may have read the time on the way.
+     * it is made: the loop may have read the time on the way.
      */
     const retryAfter = async (attempts: number) => {
       await until(attemptsMade, (made) => made === attempts);
@@ -296,7 +296,7 @@ describe('webhook delivery over HTTP', () => {
   });
 
   it('delivers at most two at a time to an endpoint while the machine is saturated', async () => {
-    // Saturated, the worker claims once per pause (20 ms), which this clock makes last until moved.
+    // Saturated, the loop claims once per pause (20 ms), which this clock makes last until moved.
     const clock = manualClock();
     const { base, store, stopDelivery } = await startService({ yieldBelowIdleShare: 1.01, clock });
     const hook = await receiver();
@@ -345,7 +345,7 @@ describe('webhook delivery over HTTP', () => {
       () => deliveries(base, endpoint.id),
       ([first]) => first?.attempts === 1,
     );
-    // The announcement (or the next poll) wakes the worker: its claim, and those of every poll for
+    // The announcement (or the next poll) wakes the loop: its claim, and those of every poll for
     // most of the minute, give nothing.
     const claims = vi.spyOn(store.webhooks, 'claimDue');
     expect((await postPlant(base, TEST_TOKEN, { id: 2n, name: 'Second' })).status).toBe(200);
@@ -425,7 +425,7 @@ describe('webhook delivery over HTTP', () => {
     );
     expect((await postPlant(base, TEST_TOKEN, { id: 2n, name: 'Second' })).status).toBe(200);
     await other.waitFor(2);
-    // Once stopped, every attempt the worker made has ended.
+    // Once stopped, every attempt the loop made has ended.
     await stopDelivery();
     expect(gone.received).toHaveLength(1);
     expect(await deliveries(base, goneEndpoint.id)).toMatchObject([{ status: 'failed', lastStatus: 410 }]);

@@ -19,7 +19,7 @@ const api = callApi;
 
 type ServiceOptions = { retryDelaysMs?: number[]; rotationGraceMs?: number; secrets?: SecretBox };
 
-/** The real app and delivery worker on a SQLite store in a temporary directory, polling every 50 ms. */
+/** The real app and delivery loop on a SQLite store in a temporary directory, polling every 50 ms. */
 const startService = async ({ retryDelaysMs = [100, 100], rotationGraceMs, secrets }: ServiceOptions = {}) => {
   const service = await startWebhookService(
     { retryDelaysMs },
@@ -355,7 +355,7 @@ describe('POST /webhooks/{id}/deliveries/{deliveryId}/retry', () => {
       ([delivery]) => delivery?.status === 'delivered' && delivery.attempts === 2,
     );
     expect(again?.id).toBe(latest?.id);
-    // Once stopped, every attempt the worker made has ended: a second one would have arrived by now.
+    // Once stopped, every attempt the loop made has ended: a second one would have arrived by now.
     await stop();
     expect(hook.received).toHaveLength(3);
   });

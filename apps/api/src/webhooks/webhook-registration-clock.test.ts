@@ -13,7 +13,7 @@ const announcedPlant = (body: string): unknown => (JSON.parse(body) as { id: num
 
 /**
  * Registers the receiver while this process's clock is `skewMs` off: the embedded store's delivery
- * worker shares this process's clock, so it is skewed for the registration alone.
+ * loop shares this process's clock, so it is skewed for the registration alone.
  */
 const registerSkewed = async (base: string, url: string, skewMs: number) => {
   vi.setSystemTime(Date.now() + skewMs);

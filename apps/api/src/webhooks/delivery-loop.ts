@@ -31,12 +31,12 @@ export type WebhookDeliveryOptions = {
   /** The service's metrics; the delivery metrics join its registry. */
   metrics?: Pick<Metrics, 'registry'>;
   /**
-   * Subscribes to announcements of plants created in this process, so that the worker starts at
+   * Subscribes to announcements of plants created in this process, so that the loop starts at
    * once instead of at its next poll. Default: the store's own (`WebhookStore.onAnnounce`); a
    * delivery thread hears them from the HTTP thread instead.
    */
   onAnnounce?: (listener: () => void) => () => void;
-  /** How long an idle worker waits before looking for due deliveries again. Default 1000. */
+  /** How long an idle loop waits before looking for due deliveries again. Default 1000. */
   pollIntervalMs?: number;
   /**
    * Prompt slots: attempts in flight at most to endpoints that answer within SLOW_ATTEMPT_MS (see
@@ -50,7 +50,7 @@ export type WebhookDeliveryOptions = {
   lingering?: number;
   /**
    * Requests come first when the machine's cores are idle less than this share of the time (0 to
-   * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the worker then claims at most
+   * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the loop then claims at most
    * SATURATED_CLAIM deliveries once per SATURATED_PAUSE_MS, at most SATURATED_PER_ENDPOINT in flight
    * per endpoint, and catches up once there is room again. Default 0.15; 0 never yields, above 1 always does.
    */
@@ -165,7 +165,7 @@ const describeDuration = (ms: number): string => {
 export const failingReason = (disableAfterMs: number): string =>
   `Every delivery failed for ${describeDuration(disableAfterMs)}.`;
 
-/** How often, at most, the worker asks whether a failing endpoint has failed long enough to disable. */
+/** How often, at most, the loop asks whether a failing endpoint has failed long enough to disable. */
 const DISABLE_CHECK_INTERVAL_MS = 60_000;
 
 /** The wait after the store failed to answer a claim. */
@@ -266,7 +266,7 @@ export const startWebhookDelivery = ({
 
   const pause = (ms: number, { onFreedSlot }: { onFreedSlot: boolean }) =>
     new Promise<void>((resolve) => {
-      // An idle worker does not keep the process alive; the server does.
+      // An idle loop does not keep the process alive; the server does.
       const cancel = clock.setTimeout(done, ms, { keepAlive: false });
       function done() {
         cancel();

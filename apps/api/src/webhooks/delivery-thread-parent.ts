@@ -1,11 +1,15 @@
+/**
+ * The parent (HTTP) thread's side of the webhook delivery thread: starts delivery-thread.ts, relays
+ * announcements, log lines and metrics, and stops it. The thread's own side is delivery-thread.ts.
+ */
 import { type MessagePort, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import type { WebhookDelivery } from './delivery-loop.ts';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-protocol.ts';
-import type { WebhookDelivery } from './delivery-worker.ts';
 
 // From source the thread is TypeScript beside this file; the build emits it as
 // dist/delivery-thread.js beside the bundle that holds this code.
@@ -21,7 +25,7 @@ const THREAD_URL = new URL(
 const DELIVERY_POOL_SIZE = 4;
 /** A scrape waits this long for the thread's metrics, then answers without them. */
 const METRICS_TIMEOUT_MS = 2_000;
-/** Beyond the delivery worker's own stop grace (5 s): time to record, close the pool and end. */
+/** Beyond the delivery loop's own stop grace (5 s): time to record, close the pool and end. */
 const STOP_TIMEOUT_MS = 10_000;
 
 export type DeliveryThreadOptions = {
@@ -37,7 +41,7 @@ export type DeliveryThreadOptions = {
 };
 
 /**
- * Runs the delivery worker in a thread of its own (delivery-thread.ts), so that the HTTP thread
+ * Runs the delivery loop in a thread of its own (delivery-thread.ts), so that the HTTP thread
  * neither claims, signs, sends nor records deliveries: it only tells the thread when plants were
  * announced (once per batch of creates), writes its log lines, and asks it for its metrics at each
  * scrape. Resolves once the thread delivers.
@@ -100,7 +104,7 @@ export const startDeliveryThread = async ({
 
   const post = (message: ToDeliveryThread) => thread.postMessage(message);
   const stopAnnouncing = store.webhooks.onAnnounce(() => post('announce'));
-  // The embedded store's worker restarted: the thread's channel closed with the old one.
+  // The embedded store's SQLite thread restarted: the thread's channel closed with the old one.
   const stopReattaching =
     store instanceof SqlitePlantStore
       ? store.onEvent(({ kind }) => {

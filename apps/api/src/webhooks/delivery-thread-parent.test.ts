@@ -8,7 +8,7 @@ import { startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
 import { startWebhookReceiver } from '../testing/webhook-receiver.ts';
 import { registerEndpoint } from '../testing/webhook-service.ts';
-import { startDeliveryThread } from './threaded-delivery.ts';
+import { startDeliveryThread } from './delivery-thread-parent.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

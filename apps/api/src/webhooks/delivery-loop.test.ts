@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { attemptResult } from './delivery-worker.ts';
+import { attemptResult } from './delivery-loop.ts';
 import { parseRetryAfter } from './post-webhook.ts';
 
 const DELAYS = [1_000, 60_000];
