@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
 import { type Logger, pino } from 'pino';
 import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
@@ -188,11 +187,6 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
       },
     );
   server.on('listening', () => {
-    // V8's allocation-site pretenuring, once thousands of connections have made request objects
-    // outlive a scavenge, allocates them straight into the old space, and the old space's
-    // collections then grow with the connections (README, Overload). Turned off only now: loading
-    // the service relies on it, and the cold start was 40-60 ms longer with the flag on the command line.
-    setFlagsFromString('--no-allocation-site-pretenuring');
     const url = urlOf(config.host, (server.address() as AddressInfo).port);
     logger.info({ url, ...storage }, 'plant store listening');
     if (tokens?.generatedToken !== undefined) {
