@@ -51,7 +51,7 @@ const measure = async ({ name, database, deliveryProcess = false }: Setup): Prom
   const hanging = await startHeldReceiver({ hang: true });
   try {
     const api = await startServer(
-      { args: API_SERVICE, cwd: API_DIR, env: { ...env, ...(deliveryProcess && { PLANT_WEBHOOK_WORKER: 'off' }) } },
+      { args: API_SERVICE, cwd: API_DIR, env: { ...env, ...(deliveryProcess && { PLANT_WEBHOOK_DELIVERY: 'false' }) } },
       join(dir, 'api.log'),
     );
     servers.push(api);

@@ -1,6 +1,6 @@
 /**
  * Deliveries per second per webhook worker process (issue 20, delivery as its own role). Each level
- * starts, on a fresh PostgreSQL database, one API-only replica (PLANT_WEBHOOK_WORKER=off) with
+ * starts, on a fresh PostgreSQL database, one API-only replica (PLANT_WEBHOOK_DELIVERY=false) with
  * `--endpoints` endpoints on one loopback receiver answering 204 (several, so that a worker's
  * slots are not held to one endpoint's window), creates `--plants` plants (a backlog nobody delivers
  * yet), then starts that many `node dist/worker.js` processes. The receiver holds
@@ -56,7 +56,7 @@ const drain = async (workerCount: number) => {
   const servers: RunningServer[] = [];
   try {
     const api = await startServer(
-      { args: API_SERVICE, cwd: API_DIR, env: { ...env, PLANT_WEBHOOK_WORKER: 'off' } },
+      { args: API_SERVICE, cwd: API_DIR, env: { ...env, PLANT_WEBHOOK_DELIVERY: 'false' } },
       join(dir, 'api.log'),
     );
     servers.push(api);

@@ -18,9 +18,10 @@ import { pino } from 'pino';
 import { createApp } from '../src/app.ts';
 import { staticTokens } from '../src/auth/authenticator.ts';
 import { hashToken } from '../src/auth/token-hash.ts';
+import { CONFIG_DEFAULTS } from '../src/config-defaults.ts';
 import { admitRequests } from '../src/http/admission.ts';
 import { drainConnections } from '../src/http/drain.ts';
-import { createHttpServer, SERVER_DEFAULTS } from '../src/http/http-server.ts';
+import { createHttpServer } from '../src/http/http-server.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
 import type { PlantStore } from '../src/store/plant-store.ts';
 import { SqlitePlantStore } from '../src/store/sqlite-store.ts';
@@ -81,7 +82,11 @@ const measure = async (mode: Mode, count: number) => {
     logger,
     rateLimitPerToken: 0,
   });
-  const server = createHttpServer(app, { ...SERVER_DEFAULTS, headersTimeoutMs: 600_000, requestTimeoutMs: 600_000 });
+  const server = createHttpServer(app, {
+    ...CONFIG_DEFAULTS.server,
+    headersTimeoutMs: 600_000,
+    requestTimeoutMs: 600_000,
+  });
   const admission = admitRequests(server, {
     // Every request read at once: what each costs in flight is the measure.
     maxActive: 0,

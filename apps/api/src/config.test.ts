@@ -47,9 +47,10 @@ describe('loadConfig', () => {
         production: false,
         retentionMs: 2_592_000_000,
         disableAfterMs: 432_000_000,
-        worker: true,
+        deliver: true,
       },
       tracing: false,
+      deprecations: [],
     });
   });
 
@@ -95,7 +96,7 @@ describe('loadConfig', () => {
         PLANT_WEBHOOK_DNS_TIMEOUT_MS: '750',
         PLANT_WEBHOOK_RETENTION_MS: '604800000',
         PLANT_WEBHOOK_DISABLE_AFTER_MS: '86400000',
-        PLANT_WEBHOOK_WORKER: 'off',
+        PLANT_WEBHOOK_DELIVERY: 'false',
       }).webhooks,
     ).toStrictEqual({
       timeoutMs: 2_500,
@@ -106,8 +107,23 @@ describe('loadConfig', () => {
       production: false,
       retentionMs: 604_800_000,
       disableAfterMs: 86_400_000,
-      worker: false,
+      deliver: false,
     });
+  });
+
+  it('still reads the deprecated PLANT_WEBHOOK_WORKER (on or off), with a deprecation to log at start', () => {
+    const deprecation =
+      'PLANT_WEBHOOK_WORKER is deprecated: set PLANT_WEBHOOK_DELIVERY=true or false instead (on is true, off is false)';
+    expect(loadConfig({ PLANT_WEBHOOK_WORKER: 'off' })).toMatchObject({
+      webhooks: { deliver: false },
+      deprecations: [deprecation],
+    });
+    expect(loadConfig({ PLANT_WEBHOOK_WORKER: 'on' }).webhooks.deliver).toBe(true);
+    expect(loadConfig({ PLANT_WEBHOOK_WORKER: 'off', PLANT_WEBHOOK_DELIVERY: 'false' })).toMatchObject({
+      webhooks: { deliver: false },
+      deprecations: [deprecation],
+    });
+    expect(loadConfig({ PLANT_WEBHOOK_DELIVERY: 'false' }).deprecations).toStrictEqual([]);
   });
 
   it('reads the webhook secrets key, the rotation grace and NODE_ENV', () => {
@@ -466,6 +482,11 @@ describe('loadConfig', () => {
       /^Invalid configuration: PLANT_WEBHOOK_ROTATION_GRACE_MS must be a whole number of milliseconds from 0 to 2592000000/,
     ],
     [{ PLANT_WEBHOOK_WORKER: 'true' }, 'Invalid configuration: PLANT_WEBHOOK_WORKER must be on or off.'],
+    [{ PLANT_WEBHOOK_DELIVERY: 'off' }, 'Invalid configuration: PLANT_WEBHOOK_DELIVERY must be true or false.'],
+    [
+      { PLANT_WEBHOOK_DELIVERY: 'true', PLANT_WEBHOOK_WORKER: 'off' },
+      'Invalid configuration: PLANT_WEBHOOK_DELIVERY disagrees with the deprecated PLANT_WEBHOOK_WORKER; set PLANT_WEBHOOK_DELIVERY alone.',
+    ],
     [
       { PLANT_WEBHOOKS_ALLOW_PRIVATE: 'yes' },
       'Invalid configuration: PLANT_WEBHOOKS_ALLOW_PRIVATE must be true or false.',
@@ -482,7 +503,7 @@ describe('loadConfig', () => {
   it('runs the webhook worker role on PostgreSQL without API tokens, and refuses it on the embedded store', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db/plants' }, 'worker').database?.url).toBe('postgres://db/plants');
     expect(() => loadConfig({}, 'worker')).toThrow(
-      'Invalid configuration: DATABASE_URL is required by the webhook worker (dist/worker.js); the embedded SQLite store is held by one process, which delivers itself with PLANT_WEBHOOK_WORKER=on.',
+      'Invalid configuration: DATABASE_URL is required by the webhook worker (dist/worker.js); the embedded SQLite store is held by one process, which delivers itself with PLANT_WEBHOOK_DELIVERY=true.',
     );
   });
 

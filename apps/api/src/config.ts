@@ -1,29 +1,23 @@
-import { WEBHOOK_ROTATION_GRACE_DEFAULT_MS } from '@org/plant-contract';
 import { z } from 'zod';
-import { JWT_DEFAULTS } from './auth/jwt-defaults.ts';
-import { ADMISSION_DEFAULTS, type AdmissionLimits } from './http/admission.ts';
-import { ANSWER_BUDGET_DEFAULT_BYTES } from './http/answer-budget.ts';
+import { DAY_MS, CONFIG_DEFAULTS as DEFAULTS } from './config-defaults.ts';
+import type { AdmissionLimits } from './http/admission.ts';
 import type { CorsOrigins } from './http/cors.ts';
-import { SERVER_DEFAULTS, type ServerConfig } from './http/http-server.ts';
+import type { ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
-import { LOG_OUTPUT_DEFAULTS } from './ops/log-output.ts';
-import { POSTGRES_DEFAULTS } from './store/postgres-defaults.ts';
-import { HOST_RESOLVER_DEFAULTS } from './webhooks/host-resolver.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
-import { DAY_MS, WEBHOOK_DEFAULTS } from './webhooks/webhook-defaults.ts';
 
 const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const MIN_TOKEN_LENGTH = 16;
 /** A token given by its SHA-256, so that no plaintext token sits in the configuration. */
 export const SHA256_ENTRY = /^sha256:[0-9a-f]{64}$/i;
 
-const rate = (fallback: string) =>
+const rate = (fallback: number) =>
   optional(
     z
       .string()
       .regex(/^\d+(\.\d+)?$/, 'must be a non-negative number (0 turns the limit off)')
       .transform(Number)
-      .default(fallback),
+      .default(String(fallback)),
   );
 
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -67,8 +61,13 @@ const RETRY_DELAYS_MESSAGE = `must be a comma-separated list of 1 to ${MAX_RETRI
 const MAX_ROTATION_GRACE_MS = 30 * 24 * 3_600_000;
 const SECRETS_KEY_MESSAGE = `must be ${SECRETS_KEY_BYTES} random bytes in base64 (openssl rand -base64 ${SECRETS_KEY_BYTES})`;
 
-const booleanFlag = (fallback: 'true' | 'false') =>
-  optional(z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default(fallback));
+/** The one syntax of a boolean variable: `true` or `false`. */
+const booleanText = z
+  .enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) })
+  .transform((text) => text === 'true');
+const booleanFlag = (fallback: boolean) => optional(booleanText.default(String(fallback) as 'true' | 'false'));
+/** A boolean whose default depends on other variables: unset stays undefined. */
+const optionalBoolean = optional(booleanText.optional());
 
 const port = z
   .string()
@@ -108,8 +107,8 @@ const TRACES_EXPORTERS = ['otlp', 'console', 'zipkin', 'none'];
 
 /** The environment the service reads: every variable, its rule and its default (docs/configuration.md). */
 export const Env = z.object({
-  PORT: optional(port.default('3000')),
-  HOST: optional(z.string().default('127.0.0.1')),
+  PORT: optional(port.default(String(DEFAULTS.port))),
+  HOST: optional(z.string().default(DEFAULTS.host)),
   PLANT_TRUST_PROXY: optional(
     z
       .string()
@@ -133,7 +132,7 @@ export const Env = z.object({
   ),
   PLANT_METRICS_PORT: optional(port.optional()),
   PLANT_METRICS_HOST: optional(z.string().optional()),
-  PLANT_METRICS_ON_API_PORT: booleanFlag('false'),
+  PLANT_METRICS_ON_API_PORT: booleanFlag(DEFAULTS.metricsOnApiPort),
   PLANT_API_TOKENS: optional(
     z
       .string()
@@ -152,9 +151,9 @@ export const Env = z.object({
       )
       .optional(),
   ),
-  PLANT_DATA_DIR: optional(z.string().default('./data')),
-  PLANT_RATE_LIMIT_PER_TOKEN: rate('1000'),
-  PLANT_AUTH_FAILURES_PER_MINUTE: rate('60'),
+  PLANT_DATA_DIR: optional(z.string().default(DEFAULTS.dataDir)),
+  PLANT_RATE_LIMIT_PER_TOKEN: rate(DEFAULTS.rateLimitPerToken),
+  PLANT_AUTH_FAILURES_PER_MINUTE: rate(DEFAULTS.authFailuresPerMinute),
   PLANT_API_JWKS_URL: optional(
     z
       .string()
@@ -176,13 +175,12 @@ export const Env = z.object({
         (names) => names.length > 0 && names.every((name) => ALGORITHMS.includes(name)),
         `must be a comma-separated list of ${ALGORITHMS.join(', ')} (never none or a shared-secret HS algorithm)`,
       )
-      .default('RS256,ES256,EdDSA'),
+      .default(DEFAULTS.jwt.algorithms.join(',')),
   ),
-  PLANT_API_JWT_CLOCK_TOLERANCE_MS: milliseconds(JWT_DEFAULTS.clockToleranceMs, 0, 600_000),
-  PLANT_API_JWKS_MAX_STALE_MS: longMilliseconds(JWT_DEFAULTS.jwksMaxStaleMs, 7),
-  PLANT_API_JWT_REQUIRE_SCOPES: optional(
-    z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).optional(),
-  ),
+  PLANT_API_JWT_CLOCK_TOLERANCE_MS: milliseconds(DEFAULTS.jwt.clockToleranceMs, 0, 600_000),
+  PLANT_API_JWKS_MAX_STALE_MS: longMilliseconds(DEFAULTS.jwt.jwksMaxStaleMs, 7),
+  // Unset: true with a JWKS, false without (loadConfig).
+  PLANT_API_JWT_REQUIRE_SCOPES: optionalBoolean,
   DATABASE_URL: optional(
     z
       .string()
@@ -193,23 +191,21 @@ export const Env = z.object({
       )
       .optional(),
   ),
-  PLANT_DB_POOL_SIZE: wholeNumber(POSTGRES_DEFAULTS.poolSize, 1, 1000),
-  PLANT_DB_CONNECT_TIMEOUT_MS: milliseconds(POSTGRES_DEFAULTS.connectTimeoutMs),
-  PLANT_DB_STATEMENT_TIMEOUT_MS: milliseconds(POSTGRES_DEFAULTS.statementTimeoutMs),
-  PLANT_DB_MIGRATE: optional(
-    z.enum(['true', 'false'], { errorMap: () => ({ message: 'must be true or false' }) }).default('true'),
-  ),
-  PLANT_SHUTDOWN_DRAIN_MS: milliseconds(SERVER_DEFAULTS.shutdownDrainMs, 0),
-  PLANT_SHUTDOWN_GRACE_MS: milliseconds(SERVER_DEFAULTS.shutdownGraceMs, 0),
-  PLANT_HTTP_HEADERS_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.headersTimeoutMs),
-  PLANT_HTTP_REQUEST_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.requestTimeoutMs),
-  PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: milliseconds(SERVER_DEFAULTS.keepAliveTimeoutMs),
-  PLANT_MAX_ACTIVE: wholeNumber(ADMISSION_DEFAULTS.maxActive, 0, 1_000_000),
-  PLANT_MAX_IN_FLIGHT: wholeNumber(ADMISSION_DEFAULTS.maxInFlight, 1, 1_000_000),
-  PLANT_MAX_CONNECTIONS: wholeNumber(ADMISSION_DEFAULTS.maxConnections, 1, 1_000_000),
-  PLANT_MAX_EVENT_LOOP_DELAY_MS: milliseconds(ADMISSION_DEFAULTS.maxEventLoopDelayMs, 0, 60_000),
-  PLANT_MAX_ANSWER_BYTES: wholeNumber(ANSWER_BUDGET_DEFAULT_BYTES, 1, 2 ** 33, ' of bytes'),
-  PLANT_WEBHOOK_TIMEOUT_MS: milliseconds(WEBHOOK_DEFAULTS.timeoutMs, 1, 600_000),
+  PLANT_DB_POOL_SIZE: wholeNumber(DEFAULTS.database.poolSize, 1, 1000),
+  PLANT_DB_CONNECT_TIMEOUT_MS: milliseconds(DEFAULTS.database.connectTimeoutMs),
+  PLANT_DB_STATEMENT_TIMEOUT_MS: milliseconds(DEFAULTS.database.statementTimeoutMs),
+  PLANT_DB_MIGRATE: booleanFlag(DEFAULTS.database.migrate),
+  PLANT_SHUTDOWN_DRAIN_MS: milliseconds(DEFAULTS.server.shutdownDrainMs, 0),
+  PLANT_SHUTDOWN_GRACE_MS: milliseconds(DEFAULTS.server.shutdownGraceMs, 0),
+  PLANT_HTTP_HEADERS_TIMEOUT_MS: milliseconds(DEFAULTS.server.headersTimeoutMs),
+  PLANT_HTTP_REQUEST_TIMEOUT_MS: milliseconds(DEFAULTS.server.requestTimeoutMs),
+  PLANT_HTTP_KEEP_ALIVE_TIMEOUT_MS: milliseconds(DEFAULTS.server.keepAliveTimeoutMs),
+  PLANT_MAX_ACTIVE: wholeNumber(DEFAULTS.admission.maxActive, 0, 1_000_000),
+  PLANT_MAX_IN_FLIGHT: wholeNumber(DEFAULTS.admission.maxInFlight, 1, 1_000_000),
+  PLANT_MAX_CONNECTIONS: wholeNumber(DEFAULTS.admission.maxConnections, 1, 1_000_000),
+  PLANT_MAX_EVENT_LOOP_DELAY_MS: milliseconds(DEFAULTS.admission.maxEventLoopDelayMs, 0, 60_000),
+  PLANT_MAX_ANSWER_BYTES: wholeNumber(DEFAULTS.maxAnswerBytes, 1, 2 ** 33, ' of bytes'),
+  PLANT_WEBHOOK_TIMEOUT_MS: milliseconds(DEFAULTS.webhooks.timeoutMs, 1, 600_000),
   PLANT_WEBHOOK_RETRY_DELAYS_MS: optional(
     z
       .string()
@@ -221,11 +217,11 @@ export const Env = z.object({
         RETRY_DELAYS_MESSAGE,
       )
       .transform((delays) => delays.map(Number))
-      .default(WEBHOOK_DEFAULTS.retryDelaysMs.join(',')),
+      .default(DEFAULTS.webhooks.retryDelaysMs.join(',')),
   ),
-  PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag('false'),
-  PLANT_WEBHOOK_DNS_TIMEOUT_MS: milliseconds(HOST_RESOLVER_DEFAULTS.timeoutMs, 1, 60_000),
-  PLANT_WEBHOOK_ROTATION_GRACE_MS: milliseconds(WEBHOOK_ROTATION_GRACE_DEFAULT_MS, 0, MAX_ROTATION_GRACE_MS),
+  PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag(DEFAULTS.webhooks.allowPrivate),
+  PLANT_WEBHOOK_DNS_TIMEOUT_MS: milliseconds(DEFAULTS.webhooks.dnsTimeoutMs, 1, 60_000),
+  PLANT_WEBHOOK_ROTATION_GRACE_MS: milliseconds(DEFAULTS.webhooks.rotationGraceMs, 0, MAX_ROTATION_GRACE_MS),
   PLANT_WEBHOOK_SECRETS_KEY: optional(
     z
       .string()
@@ -236,10 +232,16 @@ export const Env = z.object({
       .optional(),
   ),
   NODE_ENV: optional(z.string().optional()),
-  PLANT_WEBHOOK_RETENTION_MS: longMilliseconds(WEBHOOK_DEFAULTS.retentionMs, 3650),
-  PLANT_WEBHOOK_DISABLE_AFTER_MS: longMilliseconds(WEBHOOK_DEFAULTS.disableAfterMs, 365),
+  PLANT_WEBHOOK_RETENTION_MS: longMilliseconds(DEFAULTS.webhooks.retentionMs, 3650),
+  PLANT_WEBHOOK_DISABLE_AFTER_MS: longMilliseconds(DEFAULTS.webhooks.disableAfterMs, 365),
+  // Unset: the deprecated PLANT_WEBHOOK_WORKER's value, else DEFAULTS.webhooks.deliver (loadConfig).
+  PLANT_WEBHOOK_DELIVERY: optionalBoolean,
+  /** Deprecated: PLANT_WEBHOOK_DELIVERY's former name, in its own syntax. */
   PLANT_WEBHOOK_WORKER: optional(
-    z.enum(['on', 'off'], { errorMap: () => ({ message: 'must be on or off' }) }).default('on'),
+    z
+      .enum(['on', 'off'], { errorMap: () => ({ message: 'must be on or off' }) })
+      .transform((text) => text === 'on')
+      .optional(),
   ),
   // Tracing: the standard OpenTelemetry variables, read by the SDK; checked here so that a typo stops
   // the start with one line instead of a warning nobody reads. The rest go to the SDK as they are.
@@ -257,16 +259,18 @@ export const Env = z.object({
       )
       .optional(),
   ),
-  OTEL_SDK_DISABLED: booleanFlag('false'),
-  PLANT_LOG_BUFFER_BYTES: wholeNumber(LOG_OUTPUT_DEFAULTS.maxBufferBytes, 16_384, 1_073_741_824, ' of bytes'),
+  OTEL_SDK_DISABLED: booleanFlag(DEFAULTS.otelSdkDisabled),
+  PLANT_LOG_BUFFER_BYTES: wholeNumber(DEFAULTS.logBufferBytes, 16_384, 1_073_741_824, ' of bytes'),
   LOG_LEVEL: optional(
     z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
         errorMap: () => ({ message: 'must be one of fatal, error, warn, info, debug, trace, silent' }),
       })
-      .default('info'),
+      .default(DEFAULTS.logLevel),
   ),
 });
+
+type Vars = z.infer<typeof Env>;
 
 export type JwtConfig = {
   jwksUrl: string;
@@ -317,6 +321,8 @@ export type Config = {
    * is set, not to `none`, and OTEL_SDK_DISABLED is not true.
    */
   tracing: boolean;
+  /** Deprecated variables that were set, each as a sentence: logged once at start. */
+  deprecations: string[];
 };
 
 export type WebhookConfig = {
@@ -326,23 +332,23 @@ export type WebhookConfig = {
   retryDelaysMs: number[];
   /** Whether receivers may be on private, loopback… addresses and plain http (tests, in-cluster receivers). */
   allowPrivate: boolean;
-  /** PLANT_WEBHOOK_DNS_TIMEOUT_MS: a receiver's host name must resolve within this. Default 5000. */
-  dnsTimeoutMs?: number;
+  /** PLANT_WEBHOOK_DNS_TIMEOUT_MS: a receiver's host name must resolve within this. */
+  dnsTimeoutMs: number;
   /** How long a rotated-out secret still signs deliveries beside the new one. */
   rotationGraceMs: number;
   /** PLANT_WEBHOOK_SECRETS_KEY: seals signing secrets at rest; unset, they are stored in plain text. */
   secretsKey?: Buffer;
   /** NODE_ENV=production: plain-text secrets are worth a warning at start. */
   production: boolean;
-  /** Deliveries finished (delivered or failed) longer ago than this are deleted. Default 30 days. */
-  retentionMs?: number;
-  /** An endpoint whose every delivery attempt failed for this long is disabled. Default 5 days. */
-  disableAfterMs?: number;
+  /** Deliveries finished (delivered or failed) longer ago than this are deleted. */
+  retentionMs: number;
+  /** An endpoint whose every delivery attempt failed for this long is disabled. */
+  disableAfterMs: number;
   /**
-   * PLANT_WEBHOOK_WORKER: whether this process delivers (default on). Off for API-only replicas, when
-   * `node dist/worker.js` processes deliver instead.
+   * PLANT_WEBHOOK_DELIVERY: whether this process delivers, in its delivery thread. False for API-only
+   * replicas, when delivery processes (`pnpm worker`, dist/worker.js) deliver instead.
    */
-  worker: boolean;
+  deliver: boolean;
 };
 
 export type DatabaseConfig = {
@@ -367,12 +373,77 @@ const parse = <T extends z.ZodTypeAny>(schema: T, env: NodeJS.ProcessEnv): z.inf
   return result.data;
 };
 
-const databaseConfig = (vars: z.infer<typeof Env>, url: string): DatabaseConfig => ({
+/** What a process runs: the API (with delivery unless PLANT_WEBHOOK_DELIVERY=false), or delivery alone (dist/worker.js). */
+export type Role = 'api' | 'worker';
+
+const DATABASE_FOR_WORKER =
+  'is required by the webhook worker (dist/worker.js); the embedded SQLite store is held by one process, which delivers itself with PLANT_WEBHOOK_DELIVERY=true';
+
+/** Why a delivery-only process cannot run on the embedded store. */
+export const WORKER_NEEDS_DATABASE = `Invalid configuration: DATABASE_URL ${DATABASE_FOR_WORKER}.`;
+
+const WORKER_DEPRECATED =
+  'PLANT_WEBHOOK_WORKER is deprecated: set PLANT_WEBHOOK_DELIVERY=true or false instead (on is true, off is false)';
+
+/**
+ * The rules between variables, in the order they are checked; the first broken one is reported as
+ * `<variable> <message>`, like a bad value.
+ */
+const crossFieldRules = (role: Role) => (vars: Vars, context: z.RefinementCtx) => {
+  const broken = (variable: keyof Vars, message: string) =>
+    context.addIssue({ code: z.ZodIssueCode.custom, path: [variable], message });
+  if (role === 'worker' && vars.DATABASE_URL === undefined) broken('DATABASE_URL', DATABASE_FOR_WORKER);
+  if (vars.PLANT_HTTP_HEADERS_TIMEOUT_MS > vars.PLANT_HTTP_REQUEST_TIMEOUT_MS) {
+    broken('PLANT_HTTP_HEADERS_TIMEOUT_MS', 'must not exceed PLANT_HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (vars.PLANT_METRICS_PORT !== undefined) {
+    const metricsHost = vars.PLANT_METRICS_HOST ?? vars.HOST;
+    if (vars.PLANT_METRICS_PORT !== 0 && vars.PLANT_METRICS_PORT === vars.PORT && metricsHost === vars.HOST) {
+      broken('PLANT_METRICS_PORT', 'must differ from PORT');
+    }
+  } else if (vars.PLANT_METRICS_HOST !== undefined) {
+    broken('PLANT_METRICS_HOST', 'needs PLANT_METRICS_PORT');
+  }
+  // Replicas behind one address must accept the same tokens; a token generated per replica would not.
+  if (
+    role === 'api' &&
+    vars.DATABASE_URL !== undefined &&
+    (vars.PLANT_API_TOKENS ?? []).length === 0 &&
+    vars.PLANT_API_JWKS_URL === undefined
+  ) {
+    broken(
+      'PLANT_API_TOKENS',
+      '(or PLANT_API_JWKS_URL) is required with DATABASE_URL, so that every replica accepts the same tokens',
+    );
+  }
+  if (vars.PLANT_API_JWKS_URL !== undefined) {
+    for (const name of ['PLANT_API_JWT_ISSUER', 'PLANT_API_JWT_AUDIENCE'] as const) {
+      if (!vars[name]) broken(name, 'is required with PLANT_API_JWKS_URL');
+    }
+  } else if (vars.PLANT_API_JWT_REQUIRE_SCOPES === true) {
+    broken('PLANT_API_JWT_REQUIRE_SCOPES', 'needs PLANT_API_JWKS_URL');
+  }
+  if (
+    vars.PLANT_WEBHOOK_DELIVERY !== undefined &&
+    vars.PLANT_WEBHOOK_WORKER !== undefined &&
+    vars.PLANT_WEBHOOK_DELIVERY !== vars.PLANT_WEBHOOK_WORKER
+  ) {
+    broken(
+      'PLANT_WEBHOOK_DELIVERY',
+      'disagrees with the deprecated PLANT_WEBHOOK_WORKER; set PLANT_WEBHOOK_DELIVERY alone',
+    );
+  }
+};
+
+/** The environment with the rules between its variables, for a process of `role`. */
+export const checkedEnv = (role: Role) => Env.superRefine(crossFieldRules(role));
+
+const databaseConfig = (vars: Vars, url: string): DatabaseConfig => ({
   url,
   poolSize: vars.PLANT_DB_POOL_SIZE,
   connectTimeoutMs: vars.PLANT_DB_CONNECT_TIMEOUT_MS,
   statementTimeoutMs: vars.PLANT_DB_STATEMENT_TIMEOUT_MS,
-  migrate: vars.PLANT_DB_MIGRATE === 'true',
+  migrate: vars.PLANT_DB_MIGRATE,
 });
 
 /** The PostgreSQL settings alone (for the migrate command); DATABASE_URL is required. */
@@ -382,24 +453,16 @@ export const loadDatabaseConfig = (env: NodeJS.ProcessEnv): DatabaseConfig => {
   return databaseConfig(vars, vars.DATABASE_URL);
 };
 
-const tracingRequested = (vars: z.infer<typeof Env>): boolean => {
-  if (vars.OTEL_SDK_DISABLED === 'true') return false;
+const tracingRequested = (vars: Vars): boolean => {
+  if (vars.OTEL_SDK_DISABLED) return false;
   const exporters = vars.OTEL_TRACES_EXPORTER;
   if (exporters !== undefined) return exporters.some((name) => name !== 'none');
   return vars.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
 };
 
-/** What a process runs: the API (with delivery unless PLANT_WEBHOOK_WORKER=off), or delivery alone (dist/worker.js). */
-export type Role = 'api' | 'worker';
-
-/** Why a delivery-only process cannot run on the embedded store. */
-export const WORKER_NEEDS_DATABASE =
-  'Invalid configuration: DATABASE_URL is required by the webhook worker (dist/worker.js); the embedded SQLite store is held by one process, which delivers itself with PLANT_WEBHOOK_WORKER=on.';
-
-/** Reads and validates the environment; a bad value throws one line naming the variable. */
+/** Reads and validates the environment; a bad value or a broken rule throws one line naming the variable. */
 export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config => {
-  const vars = parse(Env, env);
-  if (role === 'worker' && vars.DATABASE_URL === undefined) throw new ConfigError(WORKER_NEEDS_DATABASE);
+  const vars = parse(checkedEnv(role), env);
   const config: Config = {
     port: vars.PORT,
     host: vars.HOST,
@@ -410,11 +473,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
     logBufferBytes: vars.PLANT_LOG_BUFFER_BYTES,
     rateLimitPerToken: vars.PLANT_RATE_LIMIT_PER_TOKEN,
     authFailuresPerMinute: vars.PLANT_AUTH_FAILURES_PER_MINUTE,
-    metricsOnApiPort: vars.PLANT_METRICS_ON_API_PORT === 'true',
-    requireScopes:
-      vars.PLANT_API_JWT_REQUIRE_SCOPES === undefined
-        ? vars.PLANT_API_JWKS_URL !== undefined
-        : vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true',
+    metricsOnApiPort: vars.PLANT_METRICS_ON_API_PORT,
+    requireScopes: vars.PLANT_API_JWT_REQUIRE_SCOPES ?? vars.PLANT_API_JWKS_URL !== undefined,
     server: {
       shutdownDrainMs: vars.PLANT_SHUTDOWN_DRAIN_MS,
       shutdownGraceMs: vars.PLANT_SHUTDOWN_GRACE_MS,
@@ -432,44 +492,24 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
     webhooks: {
       timeoutMs: vars.PLANT_WEBHOOK_TIMEOUT_MS,
       retryDelaysMs: vars.PLANT_WEBHOOK_RETRY_DELAYS_MS,
-      allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE === 'true',
+      allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE,
       dnsTimeoutMs: vars.PLANT_WEBHOOK_DNS_TIMEOUT_MS,
       rotationGraceMs: vars.PLANT_WEBHOOK_ROTATION_GRACE_MS,
       ...(vars.PLANT_WEBHOOK_SECRETS_KEY !== undefined && { secretsKey: vars.PLANT_WEBHOOK_SECRETS_KEY }),
       production: vars.NODE_ENV === 'production',
       retentionMs: vars.PLANT_WEBHOOK_RETENTION_MS,
       disableAfterMs: vars.PLANT_WEBHOOK_DISABLE_AFTER_MS,
-      worker: vars.PLANT_WEBHOOK_WORKER === 'on',
+      deliver: vars.PLANT_WEBHOOK_DELIVERY ?? vars.PLANT_WEBHOOK_WORKER ?? DEFAULTS.webhooks.deliver,
     },
     tracing: tracingRequested(vars),
+    deprecations: vars.PLANT_WEBHOOK_WORKER === undefined ? [] : [WORKER_DEPRECATED],
   };
   if (vars.PLANT_CORS_ORIGINS !== undefined) config.corsOrigins = vars.PLANT_CORS_ORIGINS;
-  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
-    throw new ConfigError(
-      'Invalid configuration: PLANT_HTTP_HEADERS_TIMEOUT_MS must not exceed PLANT_HTTP_REQUEST_TIMEOUT_MS.',
-    );
-  }
   if (vars.PLANT_METRICS_PORT !== undefined) {
     config.metrics = { port: vars.PLANT_METRICS_PORT, host: vars.PLANT_METRICS_HOST ?? vars.HOST };
-    if (config.metrics.port !== 0 && config.metrics.port === config.port && config.metrics.host === config.host) {
-      throw new ConfigError('Invalid configuration: PLANT_METRICS_PORT must differ from PORT.');
-    }
-  } else if (vars.PLANT_METRICS_HOST !== undefined) {
-    throw new ConfigError('Invalid configuration: PLANT_METRICS_HOST needs PLANT_METRICS_PORT.');
   }
-  if (vars.DATABASE_URL !== undefined) {
-    // Replicas behind one address must accept the same tokens; a token generated per replica would not.
-    if (role === 'api' && config.apiTokens.length === 0 && vars.PLANT_API_JWKS_URL === undefined) {
-      throw new ConfigError(
-        'Invalid configuration: PLANT_API_TOKENS (or PLANT_API_JWKS_URL) is required with DATABASE_URL, so that every replica accepts the same tokens.',
-      );
-    }
-    config.database = databaseConfig(vars, vars.DATABASE_URL);
-  }
+  if (vars.DATABASE_URL !== undefined) config.database = databaseConfig(vars, vars.DATABASE_URL);
   if (vars.PLANT_API_JWKS_URL !== undefined) {
-    for (const name of ['PLANT_API_JWT_ISSUER', 'PLANT_API_JWT_AUDIENCE'] as const) {
-      if (!vars[name]) throw new ConfigError(`Invalid configuration: ${name} is required with PLANT_API_JWKS_URL.`);
-    }
     config.jwt = {
       jwksUrl: vars.PLANT_API_JWKS_URL,
       issuer: vars.PLANT_API_JWT_ISSUER as string,
@@ -478,8 +518,6 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       clockToleranceMs: vars.PLANT_API_JWT_CLOCK_TOLERANCE_MS,
       jwksMaxStaleMs: vars.PLANT_API_JWKS_MAX_STALE_MS,
     };
-  } else if (vars.PLANT_API_JWT_REQUIRE_SCOPES === 'true') {
-    throw new ConfigError('Invalid configuration: PLANT_API_JWT_REQUIRE_SCOPES needs PLANT_API_JWKS_URL.');
   }
   return config;
 };

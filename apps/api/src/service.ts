@@ -84,6 +84,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   const logOutput = createLogOutput({ maxBufferBytes: config.logBufferBytes });
   const logger = pino({ level: config.logLevel }, logOutput.stream);
   logOutput.reportDrops(logger);
+  for (const deprecation of config.deprecations) logger.warn(deprecation);
   opening.backgroundErrors.report = (error) => logger.warn({ err: error }, 'database connection lost while idle');
   const { database } = config;
   // Awaited only now, once the rest of the service loaded, and before any token file is written:
@@ -135,7 +136,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     logger.warn('PLANT_API_JWT_REQUIRE_SCOPES=false: any valid JWT may call every route, including webhook management');
   }
   // Delivery runs in a thread of its own, which claims, signs, sends and records beside the HTTP
-  // thread. API-only replicas (PLANT_WEBHOOK_WORKER=off) leave it to worker processes (worker.ts).
+  // thread. API-only replicas (PLANT_WEBHOOK_DELIVERY=false) leave it to delivery processes (worker.ts).
   const startThread = () =>
     startDeliveryThread({
       store,
@@ -148,17 +149,19 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
         fail('Stopped: the webhook delivery thread failed; see the log.');
       },
     });
-  const webhooks: WebhookDelivery = !config.webhooks.worker
+  const webhooks: WebhookDelivery = !config.webhooks.deliver
     ? { stop: async () => {} }
     : endpoints > 0
       ? await startThread()
       : deliverOnceAnnounced(store, startThread, logger);
-  if (!config.webhooks.worker && database) {
+  if (!config.webhooks.deliver && database) {
     logger.info(
-      'PLANT_WEBHOOK_WORKER=off: webhook worker processes (dist/worker.js) deliver what this replica announces',
+      'PLANT_WEBHOOK_DELIVERY=false: webhook worker processes (dist/worker.js) deliver what this replica announces',
     );
-  } else if (!config.webhooks.worker) {
-    logger.warn('PLANT_WEBHOOK_WORKER=off on the embedded store: no process delivers webhooks until it is on again');
+  } else if (!config.webhooks.deliver) {
+    logger.warn(
+      'PLANT_WEBHOOK_DELIVERY=false on the embedded store: no process delivers webhooks until it is true again',
+    );
   }
 
   const server = createHttpServer(app, config.server);

@@ -31,6 +31,7 @@ export const startWorkerService = async (config: Config, tracing?: Tracing): Pro
   const logOutput = createLogOutput({ maxBufferBytes: config.logBufferBytes });
   const logger = pino({ level: config.logLevel }, logOutput.stream);
   logOutput.reportDrops(logger);
+  for (const deprecation of config.deprecations) logger.warn(deprecation);
   const database = config.database as NonNullable<Config['database']>;
   const store = await PostgresPlantStore.open({
     ...database,

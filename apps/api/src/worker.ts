@@ -1,6 +1,6 @@
 /**
  * The webhook worker's entry point (`node dist/worker.js`): delivers webhooks and nothing else,
- * beside API replicas started with PLANT_WEBHOOK_WORKER=off, on one PostgreSQL database. Several
+ * beside API replicas started with PLANT_WEBHOOK_DELIVERY=false, on one PostgreSQL database. Several
  * share the work through their leases. No API routes: /healthz, /readyz and /metrics only, and the
  * drain on SIGTERM. A startup failure it knows ends the process with one line on stderr.
  */

@@ -212,7 +212,7 @@ describeWithPostgres('tracing in the built service on PostgreSQL', () => {
     const api = await startBuiltMain(join(built, 'main.js'), {
       ...baseEnv({ DATABASE_URL: url, PLANT_DATA_DIR: dataDir('plant-tracing-api-') }),
       ...tracedEnv(otlp),
-      PLANT_WEBHOOK_WORKER: 'off',
+      PLANT_WEBHOOK_DELIVERY: 'false',
     });
     await startBuiltWorker(join(built, 'worker.js'), { ...baseEnv({ DATABASE_URL: url }), ...workerEnv });
     return api;

@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { WORKER_NEEDS_DATABASE } from '../src/config.ts';
 import { httpRequest, postPlant } from '../src/testing/http-request.ts';
-import { logLines, MAIN_TEST_TOKEN, runWorker, startMain, startWorker } from '../src/testing/main-process.ts';
+import { logLines, MAIN_TEST_TOKEN, runMain, runWorker, startMain, startWorker } from '../src/testing/main-process.ts';
 import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
 import {
   MAIN_AUTH as auth,
@@ -14,13 +14,13 @@ import {
 import { until } from '../src/testing/until.ts';
 
 /**
- * Delivery as its own role: API replicas with PLANT_WEBHOOK_WORKER=off and webhook worker
+ * Delivery as its own role: API replicas with PLANT_WEBHOOK_DELIVERY=false and webhook worker
  * processes (node src/worker.ts) on one PostgreSQL database.
  */
 
 const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_worker_role');
 
-const API_ONLY = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_WEBHOOK_WORKER: 'off' };
+const API_ONLY = { ...WEBHOOK_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN, PLANT_WEBHOOK_DELIVERY: 'false' };
 
 const database = async () => (await freshTestDatabase()).url;
 
@@ -56,7 +56,7 @@ describe('the webhook worker entry', () => {
     expect(worker.stderr()).toBe(`${WORKER_NEEDS_DATABASE}\n`);
   });
 
-  it('with PLANT_WEBHOOK_WORKER=off on the embedded store, delivers nothing and says so at start', async () => {
+  it('with PLANT_WEBHOOK_DELIVERY=false on the embedded store, delivers nothing and says so at start', async () => {
     const dataDir = makeDataDir('plant-worker-off-');
     const api = await startMain({ ...API_ONLY, PLANT_DATA_DIR: dataDir });
     const hook = await receiver();
@@ -70,14 +70,39 @@ describe('the webhook worker entry', () => {
       'pending',
       'pending',
     ]);
-    expect(logLines(api.stdout()).find((line) => line.msg?.startsWith('PLANT_WEBHOOK_WORKER=off'))).toMatchObject({
+    expect(logLines(api.stdout()).find((line) => line.msg?.startsWith('PLANT_WEBHOOK_DELIVERY=false'))).toMatchObject({
       level: 40,
-      msg: 'PLANT_WEBHOOK_WORKER=off on the embedded store: no process delivers webhooks until it is on again',
+      msg: 'PLANT_WEBHOOK_DELIVERY=false on the embedded store: no process delivers webhooks until it is true again',
     });
   }, 20_000);
+
+  it('still accepts the deprecated PLANT_WEBHOOK_WORKER=off, with one warning at start', async () => {
+    const { PLANT_WEBHOOK_DELIVERY: _, ...env } = API_ONLY;
+    const api = await startMain({
+      ...env,
+      PLANT_WEBHOOK_WORKER: 'off',
+      PLANT_DATA_DIR: makeDataDir('plant-worker-old-'),
+    });
+    const lines = logLines(api.stdout());
+    expect(lines.filter((line) => line.msg?.startsWith('PLANT_WEBHOOK_WORKER is deprecated'))).toMatchObject([
+      {
+        level: 40,
+        msg: 'PLANT_WEBHOOK_WORKER is deprecated: set PLANT_WEBHOOK_DELIVERY=true or false instead (on is true, off is false)',
+      },
+    ]);
+    expect(lines.some((line) => line.msg?.startsWith('PLANT_WEBHOOK_DELIVERY=false on the embedded store'))).toBe(true);
+  }, 20_000);
+
+  it('refuses PLANT_WEBHOOK_DELIVERY and PLANT_WEBHOOK_WORKER that disagree, with one line', async () => {
+    const api = runMain({ ...API_ONLY, PLANT_WEBHOOK_WORKER: 'on', PLANT_DATA_DIR: makeDataDir('plant-worker-both-') });
+    expect(await api.exited()).toStrictEqual({ code: 1, signal: null });
+    expect(api.stderr()).toBe(
+      'Invalid configuration: PLANT_WEBHOOK_DELIVERY disagrees with the deprecated PLANT_WEBHOOK_WORKER; set PLANT_WEBHOOK_DELIVERY alone.\n',
+    );
+  });
 });
 
-describe('the delivery thread of the service process (PLANT_WEBHOOK_WORKER=on, the default)', () => {
+describe('the delivery thread of the service process (PLANT_WEBHOOK_DELIVERY=true, the default)', () => {
   it('delivers, counted in the service’s /metrics, logged on its stdout, and records the attempt in flight at SIGTERM', async () => {
     const dataDir = makeDataDir('plant-worker-thread-');
     const env = {
@@ -167,7 +192,7 @@ describeWithPostgres('webhook worker processes on one PostgreSQL', () => {
     expect(Math.min(...shares), `deliveries per worker: ${shares}`).toBeGreaterThan(0);
   }, 60_000);
 
-  it('PLANT_WEBHOOK_WORKER=off delivers nothing; a worker started later delivers the backlog', async () => {
+  it('PLANT_WEBHOOK_DELIVERY=false delivers nothing; a worker started later delivers the backlog', async () => {
     const { url, api, hook, endpoint } = await apiWithEndpoint();
     const ids = [1n, 2n, 3n, 4n, 5n];
     await createPlants(api.url, ids);

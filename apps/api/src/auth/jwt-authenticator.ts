@@ -10,8 +10,8 @@ import {
   jwksCache,
   jwtVerify,
 } from 'jose';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { type Authenticator, AuthUnavailableError } from './authenticator.ts';
-import { JWT_DEFAULTS } from './jwt-defaults.ts';
 import { hashToken } from './token-hash.ts';
 
 export type JwtOptions = {
@@ -45,6 +45,9 @@ export type JwtOptions = {
 };
 
 /** The token itself is bad: 401 invalid_token. Anything else means the keys cannot be had: 503. */
+/** How long fetched keys are cached before they are fetched again (docs/configuration.md says 10 minutes). */
+const JWKS_CACHE_MAX_AGE_MS = 600_000;
+
 const TOKEN_ERRORS = [
   errors.JWTExpired,
   errors.JWTClaimValidationFailed,
@@ -79,9 +82,9 @@ export const jwtAuthenticator = ({
   algorithms,
   jwksTimeoutMs = 3000,
   jwksCooldownMs = 30_000,
-  clockToleranceMs = JWT_DEFAULTS.clockToleranceMs,
-  jwksCacheMaxAgeMs = JWT_DEFAULTS.jwksCacheMaxAgeMs,
-  jwksMaxStaleMs = JWT_DEFAULTS.jwksMaxStaleMs,
+  clockToleranceMs = CONFIG_DEFAULTS.jwt.clockToleranceMs,
+  jwksCacheMaxAgeMs = JWKS_CACHE_MAX_AGE_MS,
+  jwksMaxStaleMs = CONFIG_DEFAULTS.jwt.jwksMaxStaleMs,
   now = Date.now,
   keyLookup,
 }: JwtOptions): Authenticator => {

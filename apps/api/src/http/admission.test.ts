@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { createMetrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import { SqlitePlantStore } from '../store/sqlite-store.ts';
@@ -14,7 +15,7 @@ import { makeDataDir } from '../testing/test-server.ts';
 import { type Admission, type AdmissionLimits, admitRequests } from './admission.ts';
 import { corsAnswerHeaders } from './cors.ts';
 import { drainConnections } from './drain.ts';
-import { createHttpServer, SERVER_DEFAULTS } from './http-server.ts';
+import { createHttpServer } from './http-server.ts';
 
 const TOKEN = 'admission-test-token-0123456789abcdef';
 
@@ -72,7 +73,7 @@ const start = async (limits: Partial<AdmissionLimits>, corsOrigins?: readonly st
     logger,
     ...(corsOrigins && { corsOrigins }),
   });
-  const server: Server = createHttpServer(app, SERVER_DEFAULTS);
+  const server: Server = createHttpServer(app, CONFIG_DEFAULTS.server);
   const admission: Admission = admitRequests(server, {
     maxActive: 0,
     maxInFlight: 1_000,

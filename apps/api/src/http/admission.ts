@@ -21,14 +21,6 @@ export type AdmissionLimits = {
   maxEventLoopDelayMs: number;
 };
 
-/** Derived from measured costs: see the README's Overload section. */
-export const ADMISSION_DEFAULTS: AdmissionLimits = {
-  maxActive: 128,
-  maxInFlight: 1_024,
-  maxConnections: 10_000,
-  maxEventLoopDelayMs: 500,
-};
-
 export type ShedReason = 'in_flight' | 'connections' | 'event_loop_delay';
 
 export type AdmissionOptions = AdmissionLimits & {

@@ -1,13 +1,6 @@
 import type { ServerResponse } from 'node:http';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { HttpError } from './http-error.ts';
-
-/**
- * PLANT_MAX_ANSWER_BYTES by default: 63 of the largest pages at once. Such a page holds 2.2 times
- * its bytes in the heap while answered (scripts/answer-heap.ts), so 35 MiB at most, beside the 61
- * MiB that admission's bounds let in (docs/operations.md, Overload), within `pnpm start`'s 160 MiB
- * old space.
- */
-export const ANSWER_BUDGET_DEFAULT_BYTES = 16 * 1024 * 1024;
 
 /** A reservation made by `reserve`, released when its response closes. */
 export type Reservation = {
@@ -47,7 +40,7 @@ const SHARE_MESSAGE =
  * A budget of `maxBytes` (PLANT_MAX_ANSWER_BYTES), of which each client may hold a quarter, or
  * `largestPageBytes` when that is more.
  */
-export const answerBudget = (maxBytes: number = ANSWER_BUDGET_DEFAULT_BYTES, largestPageBytes = 0): AnswerBudget => {
+export const answerBudget = (maxBytes: number = CONFIG_DEFAULTS.maxAnswerBytes, largestPageBytes = 0): AnswerBudget => {
   const share = Math.max(maxBytes / CLIENT_SHARE_DIVISOR, largestPageBytes);
   let used = 0;
   /** Bytes held per client; a client holding nothing has no entry, so idle clients take no room. */

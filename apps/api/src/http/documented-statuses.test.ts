@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { type OpenApiDocumentJson, type ResponseChecker, responseChecker } from '../testing/openapi-conformance.ts';
 import { answerClientErrors } from './client-errors.ts';
-import { createHttpServer, SERVER_DEFAULTS } from './http-server.ts';
+import { createHttpServer } from './http-server.ts';
 
 /**
  * Answers that come from below the routes (Node's HTTP parser, the middleware stack) on every
@@ -25,7 +26,7 @@ let checker: ResponseChecker;
 beforeAll(async () => {
   const app = createApp({ store: fakeStore(), authenticate: staticTokens([hashToken(TOKEN)]) });
   // Short header timeout: a request whose headers stall gets its 408 within a second.
-  server = createHttpServer(app, { ...SERVER_DEFAULTS, headersTimeoutMs: 300, requestTimeoutMs: 600 });
+  server = createHttpServer(app, { ...CONFIG_DEFAULTS.server, headersTimeoutMs: 300, requestTimeoutMs: 600 });
   answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;

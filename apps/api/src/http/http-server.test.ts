@@ -4,12 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import type { PlantStore } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { NoAnswerError, postPlant } from '../testing/http-request.ts';
 import { answerClientErrors } from './client-errors.ts';
 import { drainConnections } from './drain.ts';
-import { createHttpServer, SERVER_DEFAULTS, type ServerConfig, shutdownGracefully } from './http-server.ts';
+import { createHttpServer, type ServerConfig, shutdownGracefully } from './http-server.ts';
 
 const TOKEN = 'server-test-token-0123456789abcdef';
 
@@ -22,7 +23,7 @@ afterEach(async () => {
 
 const start = async (store: PlantStore = fakeStore(), timeouts: Partial<ServerConfig> = {}) => {
   const app = createApp({ store, authenticate: staticTokens([hashToken(TOKEN)]) });
-  const created = createHttpServer(app, { ...SERVER_DEFAULTS, ...timeouts });
+  const created = createHttpServer(app, { ...CONFIG_DEFAULTS.server, ...timeouts });
   answerClientErrors(created);
   server = created;
   await new Promise<void>((resolve) => created.listen(0, '127.0.0.1', resolve));

@@ -23,14 +23,6 @@ export type ServerConfig = {
   keepAliveTimeoutMs: number;
 };
 
-export const SERVER_DEFAULTS: ServerConfig = {
-  shutdownDrainMs: 3_000,
-  shutdownGraceMs: 10_000,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
-};
-
 /**
  * A constructor for Node's server whose instances are born with `prototype`. Express's first
  * middleware moves every request and response onto the app's prototypes (`app.request`,

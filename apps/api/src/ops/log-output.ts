@@ -1,13 +1,10 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { type Clock, systemClock } from '../clock.ts';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 
-export const LOG_OUTPUT_DEFAULTS = {
-  /** PLANT_LOG_BUFFER_BYTES: log lines waiting for stdout, at most. */
-  maxBufferBytes: 4 * 1024 * 1024,
-  /** How often dropped lines are reported, when there were any. */
-  reportEveryMs: 10_000,
-} as const;
+/** How often dropped lines are reported, when there were any. */
+const REPORT_EVERY_MS = 10_000;
 
 export type LogOutput = {
   /** pino's asynchronous destination on stdout (sonic-boom), its buffer bounded. */
@@ -34,7 +31,7 @@ const linesIn = (data: string | Buffer): number => {
  */
 export const createLogOutput = ({
   fd = 1,
-  maxBufferBytes = LOG_OUTPUT_DEFAULTS.maxBufferBytes,
+  maxBufferBytes = CONFIG_DEFAULTS.logBufferBytes,
 }: {
   fd?: number;
   maxBufferBytes?: number;
@@ -47,7 +44,7 @@ export const createLogOutput = ({
   return {
     stream,
     dropped: () => dropped,
-    reportDrops: (logger, { reportEveryMs = LOG_OUTPUT_DEFAULTS.reportEveryMs, clock = systemClock } = {}) => {
+    reportDrops: (logger, { reportEveryMs = REPORT_EVERY_MS, clock = systemClock } = {}) => {
       let reported = 0;
       let cancel = () => {};
       const check = () => {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import type { Tracing } from '../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
@@ -8,7 +9,6 @@ import {
   StoreUnavailableError,
   samePlant,
 } from './plant-store.ts';
-import { POSTGRES_DEFAULTS } from './postgres-defaults.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './postgres-migrations.ts';
 import { PostgresWebhookStore } from './postgres-webhook-store.ts';
 
@@ -402,11 +402,11 @@ export class PostgresPlantStore implements PlantStore {
 }
 
 const createPool = (options: PostgresStoreOptions): pg.Pool => {
-  const statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs;
+  const statementTimeoutMs = options.statementTimeoutMs ?? CONFIG_DEFAULTS.database.statementTimeoutMs;
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: options.poolSize ?? POSTGRES_DEFAULTS.poolSize,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs,
+    max: options.poolSize ?? CONFIG_DEFAULTS.database.poolSize,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONFIG_DEFAULTS.database.connectTimeoutMs,
     statement_timeout: statementTimeoutMs,
     // The server-side timeout cannot fire when the server is frozen or the network gone silent.
     query_timeout: statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,

@@ -1,6 +1,7 @@
 import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
 import type { WebhookConfig } from '../config.ts';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-loop.ts';
 import {
   makeDataDir,
@@ -37,7 +38,13 @@ export const startWebhookService = async (
   if (ON_FAKE) return { base: server.url, server, stop: server.stop, cleanup: server.cleanup };
   const delivery = startWebhookDelivery({
     store: server.store,
-    config: { timeoutMs: 2_000, retryDelaysMs: [300, 300, 300], allowPrivate: true, ...config },
+    config: {
+      ...CONFIG_DEFAULTS.webhooks,
+      timeoutMs: 2_000,
+      retryDelaysMs: [300, 300, 300],
+      allowPrivate: true,
+      ...config,
+    },
     logger: pino({ enabled: false }),
     pollIntervalMs: 1_000,
     stopGraceMs: 500,

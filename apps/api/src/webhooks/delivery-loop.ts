@@ -13,7 +13,6 @@ import { createHostResolver, type HostResolver } from './host-resolver.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
-import { WEBHOOK_DEFAULTS } from './webhook-defaults.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 import { startWebhookRetention } from './webhook-retention.ts';
 
@@ -241,7 +240,7 @@ export const startWebhookDelivery = ({
   // Every attempt in flight has its socket: none waits in the agent's queue, its timeout running.
   const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency + lingering, resolver });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
-  const disableAfterMs = config.disableAfterMs ?? WEBHOOK_DEFAULTS.disableAfterMs;
+  const { disableAfterMs } = config;
   /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */
   const disableCheckedAt = new Map<string, number>();
   /** Whether delivered attempts are logged: when not, nothing is spent describing them. */
@@ -259,7 +258,7 @@ export const startWebhookDelivery = ({
   const stopListening = onAnnounce(() => slotFreed?.());
   const retention = startWebhookRetention({
     store: store.webhooks,
-    retentionMs: config.retentionMs ?? WEBHOOK_DEFAULTS.retentionMs,
+    retentionMs: config.retentionMs,
     logger: log,
     clock,
   });

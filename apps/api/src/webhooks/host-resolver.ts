@@ -1,6 +1,7 @@
 import { promises as dns } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 
 /**
  * Resolves webhook host names with c-ares (node:dns `Resolver`), not `dns.lookup`: getaddrinfo runs
@@ -11,7 +12,8 @@ import { isIP } from 'node:net';
  * they are, so the search list of resolv.conf is applied here, as getaddrinfo would (`searchOrder`).
  */
 
-export const HOST_RESOLVER_DEFAULTS = { timeoutMs: 5_000, maxLookups: 64 } as const;
+/** Hosts looked up at a time, at most. */
+const MAX_LOOKUPS = 64;
 
 export type HostAddress = { address: string; family: 4 | 6 };
 
@@ -129,8 +131,8 @@ const isUnder = (host: string, domain: string) => host === domain || host.endsWi
 const NO_ADDRESS = new Set(['ENODATA', 'ENOTFOUND']);
 
 export const createHostResolver = ({
-  timeoutMs = HOST_RESOLVER_DEFAULTS.timeoutMs,
-  maxLookups = HOST_RESOLVER_DEFAULTS.maxLookups,
+  timeoutMs = CONFIG_DEFAULTS.webhooks.dnsTimeoutMs,
+  maxLookups = MAX_LOOKUPS,
   servers,
   hosts = systemHosts(),
   resolvConf = systemResolvConf(),

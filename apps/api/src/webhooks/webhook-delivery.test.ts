@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../clock.ts';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { createMetrics } from '../ops/metrics.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { postPlant } from '../testing/http-request.ts';
@@ -58,7 +59,7 @@ const startService = async ({
   });
   const delivery = startWebhookDelivery({
     store: server.store,
-    config: { timeoutMs, retryDelaysMs, allowPrivate: deliverToPrivate },
+    config: { ...CONFIG_DEFAULTS.webhooks, timeoutMs, retryDelaysMs, allowPrivate: deliverToPrivate },
     logger: pino({ enabled: false }),
     metrics,
     pollIntervalMs: 50,
