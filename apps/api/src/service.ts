@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { createApp } from './app.ts';
 import { resolveApiTokens } from './auth/api-tokens.ts';
 import { type Authenticator, combineAuthenticators, staticTokens } from './auth/authenticator.ts';
@@ -9,11 +9,12 @@ import { answerClientErrors } from './http/client-errors.ts';
 import { corsAnswerHeaders } from './http/cors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
-import { createLogOutput } from './ops/log-output.ts';
+import { createProcessLogger } from './ops/log-output.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps, urlOf } from './ops/ops-server.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
+import { createShutdown, exitWhenStoreGivesUp, fail, failFatally } from './process-lifecycle.ts';
 import type { OpeningStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { PostgresPlantStore } from './store/postgres-store.ts';
@@ -25,11 +26,6 @@ import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
 
 /** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
 const LISTEN_BACKLOG = 4096;
-
-const fail = (message: string): never => {
-  console.error(message);
-  process.exit(1);
-};
 
 /**
  * Delivery for a service with no webhook endpoint yet: the thread (and the memory and start-up time
@@ -47,10 +43,9 @@ const deliverOnceAnnounced = (
     if (started) return;
     stopListening();
     logger.info('a plant was announced to a webhook endpoint: starting webhook delivery');
-    started = startThread().catch((error: unknown) => {
-      logger.fatal({ err: error }, 'the webhook delivery thread did not start');
-      return fail('Stopped: the webhook delivery thread did not start; see the log.');
-    });
+    started = startThread().catch((error: unknown) =>
+      failFatally(logger, error, 'the webhook delivery thread did not start'),
+    );
   });
   return {
     stop: async () => {
@@ -61,36 +56,17 @@ const deliverOnceAnnounced = (
 };
 
 /**
- * The embedded store restarts its database worker when it stops (an out-of-memory error, for one);
- * when it gives up, the process exits non-zero so that its supervisor starts it afresh.
- */
-const watchEmbeddedStore = (store: SqlitePlantStore, logger: Logger): void => {
-  store.onEvent((event) => {
-    if (event.kind === 'stopped') logger.error({ err: event.error }, 'the embedded database stopped; restarting it');
-    else if (event.kind === 'restarted') logger.info('the embedded database is serving again');
-    else {
-      logger.fatal({ err: event.error }, 'the embedded database could not be restarted');
-      fail('Stopped: the embedded database could not be restarted; see the log.');
-    }
-  });
-};
-
-/**
  * Takes the store that main.ts began to open, listens, and handles signals until shutdown. `tracing` is set when main.ts started it.
  */
 export const startService = async (config: Config, opening: OpeningStore, tracing?: Tracing): Promise<void> => {
-  // Asynchronous writes: a synchronous write per request line blocked the event loop (profiled).
-  // Lines written while a write is in flight go out together with the next; pino flushes at exit.
-  const logOutput = createLogOutput({ maxBufferBytes: config.logBufferBytes });
-  const logger = pino({ level: config.logLevel }, logOutput.stream);
-  logOutput.reportDrops(logger);
-  for (const deprecation of config.deprecations) logger.warn(deprecation);
+  const { logger, output: logOutput } = createProcessLogger(config);
+  const shutdown = createShutdown(logger, tracing);
   opening.backgroundErrors.report = (error) => logger.warn({ err: error }, 'database connection lost while idle');
   const { database } = config;
   // Awaited only now, once the rest of the service loaded, and before any token file is written:
   // the data directory may turn out to be another process's.
   const store = await opening.store;
-  if (store instanceof SqlitePlantStore) watchEmbeddedStore(store, logger);
+  if (store instanceof SqlitePlantStore) exitWhenStoreGivesUp(store, logger);
   let metrics: ReturnType<typeof createMetrics>;
   let storage: Record<string, string>;
   if (database) {
@@ -104,7 +80,6 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     storage = { dataDir: config.dataDir };
   }
   const { secrets, endpoints } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
-  let draining = false;
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =
     config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);
@@ -125,7 +100,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     logger,
     metrics,
     serveMetrics: config.metricsOnApiPort,
-    isDraining: () => draining,
+    isDraining: shutdown.isStopping,
     allowPrivateWebhooks: config.webhooks.allowPrivate,
     webhookHostResolver: createHostResolver({ timeoutMs: config.webhooks.dnsTimeoutMs }),
     webhookSecrets: secrets,
@@ -144,10 +119,8 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
       logger,
       writeLog: (line) => logOutput.stream.write(line),
       metrics,
-      onCrash: (error) => {
-        logger.fatal({ err: error }, 'the webhook delivery thread stopped');
-        fail('Stopped: the webhook delivery thread failed; see the log.');
-      },
+      onCrash: (error) =>
+        failFatally(logger, error, 'the webhook delivery thread stopped', 'the webhook delivery thread failed'),
     });
   const webhooks: WebhookDelivery = !config.webhooks.deliver
     ? { stop: async () => {} }
@@ -182,7 +155,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     config.metrics &&
     listenForOps(
       config.metrics,
-      createOpsApp({ readiness, alive: () => store.alive(), metrics, isDraining: () => draining, logger }),
+      createOpsApp({ readiness, alive: () => store.alive(), metrics, isDraining: shutdown.isStopping, logger }),
       logger,
       {
         message: 'metrics and probes listening',
@@ -217,31 +190,26 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
 
   // A second signal during the drain window (Ctrl-C twice) stops listening at once.
   const hurry = new AbortController();
-  const shutdown = async (signal: NodeJS.Signals) => {
-    if (draining) return hurry.abort();
-    draining = true;
-    // Connections held back have requests waiting unread: read them, to be answered with the drain's Connection: close.
-    admission.readAll();
-    const { shutdownDrainMs: drainMs, shutdownGraceMs: graceMs } = config.server;
-    logger.info({ signal, drainMs, graceMs }, 'shutting down');
-    const outcome = await shutdownGracefully(server, {
-      drain: connections,
-      drainMs,
-      hurry: hurry.signal,
-      graceMs,
-      // Attempts in flight are recorded before the store closes. The ops listener answers probes
-      // (readiness failing) until then.
-      close: () => {
-        admission.stop();
-        return Promise.all([webhooks.stop(), opsServer && closeServer(opsServer)]).then(() => store.close());
-      },
-    });
-    if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
-    // The spans still buffered leave before the process does.
-    await tracing?.shutdown();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', (signal) => void shutdown(signal));
-  process.on('SIGINT', (signal) => void shutdown(signal));
+  shutdown.onSignals({
+    again: () => hurry.abort(),
+    stop: async (signal) => {
+      // Connections held back have requests waiting unread: read them, to be answered with the drain's Connection: close.
+      admission.readAll();
+      const { shutdownDrainMs: drainMs, shutdownGraceMs: graceMs } = config.server;
+      logger.info({ signal, drainMs, graceMs }, 'shutting down');
+      const outcome = await shutdownGracefully(server, {
+        drain: connections,
+        drainMs,
+        hurry: hurry.signal,
+        graceMs,
+        // Attempts in flight are recorded before the store closes. The ops listener answers probes
+        // (readiness failing) until then.
+        close: () => {
+          admission.stop();
+          return Promise.all([webhooks.stop(), opsServer && closeServer(opsServer)]).then(() => store.close());
+        },
+      });
+      if (outcome !== 'drained') fail('Shutdown grace period elapsed; exiting with requests still open.');
+    },
+  });
 };

@@ -1,10 +1,10 @@
-import { pino } from 'pino';
 import type { Config } from './config.ts';
-import { createLogOutput } from './ops/log-output.ts';
+import { createProcessLogger } from './ops/log-output.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps } from './ops/ops-server.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
+import { createShutdown, fail } from './process-lifecycle.ts';
 import { describeDatabase, PostgresPlantStore } from './store/postgres-store.ts';
 import { startWebhookDelivery } from './webhooks/delivery-loop.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
@@ -16,11 +16,6 @@ import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
  */
 export const WORKER_POLL_INTERVAL_MS = 250;
 
-const fail = (message: string): never => {
-  console.error(message);
-  process.exit(1);
-};
-
 /**
  * Opens the PostgreSQL store (migrating it unless PLANT_DB_MIGRATE=false, as a replica does),
  * delivers, serves /healthz, /readyz and /metrics on PLANT_METRICS_PORT (or PORT), and on
@@ -28,10 +23,8 @@ const fail = (message: string): never => {
  * (worker.ts started it), each attempt is a span in its create's trace.
  */
 export const startWorkerService = async (config: Config, tracing?: Tracing): Promise<void> => {
-  const logOutput = createLogOutput({ maxBufferBytes: config.logBufferBytes });
-  const logger = pino({ level: config.logLevel }, logOutput.stream);
-  logOutput.reportDrops(logger);
-  for (const deprecation of config.deprecations) logger.warn(deprecation);
+  const { logger, output: logOutput } = createProcessLogger(config);
+  const shutdown = createShutdown(logger, tracing);
   const database = config.database as NonNullable<Config['database']>;
   const store = await PostgresPlantStore.open({
     ...database,
@@ -53,7 +46,6 @@ export const startWorkerService = async (config: Config, tracing?: Tracing): Pro
     yieldBelowIdleShare: 0,
     ...(tracing && { tracing }),
   });
-  let draining = false;
   const address = config.metrics ?? { port: config.port, host: config.host };
   const ops = listenForOps(
     address,
@@ -61,7 +53,7 @@ export const startWorkerService = async (config: Config, tracing?: Tracing): Pro
       readiness: storeReadiness(store),
       alive: () => store.alive(),
       metrics,
-      isDraining: () => draining,
+      isDraining: shutdown.isStopping,
       logger,
     }),
     logger,
@@ -72,20 +64,16 @@ export const startWorkerService = async (config: Config, tracing?: Tracing): Pro
   );
   ops.once('listening', () => logger.info({ database: describeDatabase(database.url) }, 'delivering webhooks'));
 
-  const shutdown = async (signal: NodeJS.Signals) => {
+  shutdown.onSignals({
     // A second signal during the drain ends the process at once; the leases of attempts cut off
     // run out and other workers take them over.
-    if (draining) fail('Stopped before the attempts in flight were recorded; they are retried once their leases end.');
-    draining = true;
-    logger.info({ signal }, 'shutting down');
-    // Probes keep answering (readiness failing) until the attempts in flight are recorded.
-    await delivery.stop();
-    await closeServer(ops);
-    await store.close();
-    await tracing?.shutdown();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', (signal) => void shutdown(signal));
-  process.on('SIGINT', (signal) => void shutdown(signal));
+    again: () => fail('Stopped before the attempts in flight were recorded; they are retried once their leases end.'),
+    stop: async (signal) => {
+      logger.info({ signal }, 'shutting down');
+      // Probes keep answering (readiness failing) until the attempts in flight are recorded.
+      await delivery.stop();
+      await closeServer(ops);
+      await store.close();
+    },
+  });
 };

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { type Clock, systemClock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 
 /** How often dropped lines are reported, when there were any. */
@@ -61,4 +62,19 @@ export const createLogOutput = ({
       return () => cancel();
     },
   };
+};
+
+/**
+ * A process role's logger. Asynchronous writes: a synchronous write per request line blocked the
+ * event loop (profiled); lines written while a write is in flight go out together with the next,
+ * and pino flushes at exit. The deprecated settings in use are said once, at start.
+ */
+export const createProcessLogger = (
+  config: Pick<Config, 'logBufferBytes' | 'logLevel' | 'deprecations'>,
+): { logger: Logger; output: LogOutput } => {
+  const output = createLogOutput({ maxBufferBytes: config.logBufferBytes });
+  const logger = pino({ level: config.logLevel }, output.stream);
+  output.reportDrops(logger);
+  for (const deprecation of config.deprecations) logger.warn(deprecation);
+  return { logger, output };
 };
