@@ -141,6 +141,16 @@ describe('pnpm bundle', () => {
     expect(shipped.scripts?.worker).toBe(shipped.scripts?.start?.replace('main.js', 'worker.js'));
   });
 
+  it('turns pretenuring off on the command line of both roles, never at run time (docs/decisions/0007)', () => {
+    const { scripts } = manifest(join(bundle, 'package.json'));
+    expect(scripts?.start?.split(' ')).toContain('--no-allocation-site-pretenuring');
+    expect(scripts?.worker?.split(' ')).toContain('--no-allocation-site-pretenuring');
+    const code = readdirSync(join(bundle, 'dist')).filter((file) => file.endsWith('.js'));
+    expect(
+      code.filter((file) => readFileSync(join(bundle, 'dist', file), 'utf8').includes('setFlagsFromString')),
+    ).toStrictEqual([]);
+  });
+
   it('loads pg, jose and OpenTelemetry only when configured: dist/main.js does not import them before it reads the config', () => {
     const everything = importedPackages('main.js', true);
     const configured = ['pg', 'jose', '@opentelemetry/sdk-node', '@opentelemetry/instrumentation-express'];
