@@ -106,7 +106,7 @@ describeWithPostgres('webhooks with two replicas on one PostgreSQL', () => {
     const endpoints = [await register(a, hooks[0]?.url ?? ''), await register(b, hooks[1]?.url ?? '')];
 
     // Both replicas get every id, in the same order and at once: they race for each row while their
-    // delivery workers claim and deliver what the batches before announced. One create of each id
+    // delivery loops claim and deliver what the batches before announced. One create of each id
     // wins; the other is a replay, which announces nothing.
     const ids = Array.from({ length: RACED_PLANTS }, (_, index) => 9007199254740993n + BigInt(index));
     const answered = await Promise.all([

@@ -1,10 +1,10 @@
 /**
- * What the service asks of tracing, as plain types: the stores and the delivery worker hold one of
+ * What the service asks of tracing, as plain types: the stores and the delivery loop hold one of
  * these only when tracing is on (ops/tracing.ts makes it), so that with tracing off nothing of
  * OpenTelemetry is loaded and each hook costs one undefined check.
  */
 
-/** The plant operations of the embedded store, which no instrumentation sees (it runs in a worker thread). */
+/** The plant operations of the embedded store, which no instrumentation sees (it runs in a thread of its own). */
 export type StoreOperation = 'create' | 'get' | 'list' | 'delete';
 
 export type StoreSpan = {
@@ -14,7 +14,7 @@ export type StoreSpan = {
   end(batchSize: number, error?: unknown): void;
 };
 
-/** One webhook delivery attempt as the delivery worker reports it. */
+/** One webhook delivery attempt as the delivery loop reports it. */
 export type AttemptFacts = {
   endpointId: string;
   /** The webhook-id header, the same for every attempt of a delivery. */

@@ -63,7 +63,7 @@ export type TracingOptions = {
   env?: NodeJS.ProcessEnv;
 };
 
-/** Starts the SDK; resolves with the hooks the stores and the delivery worker use. */
+/** Starts the SDK; resolves with the hooks the stores and the delivery loop use. */
 export const startTracing = async ({ instrument, env = process.env }: TracingOptions): Promise<Tracing> => {
   const instrumentations = [];
   if (instrument) {

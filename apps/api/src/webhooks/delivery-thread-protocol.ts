@@ -7,7 +7,7 @@ export type DeliveryThreadData = {
   logLevel: string;
   /** PostgreSQL: the thread opens a pool of its own. */
   database?: DatabaseConfig;
-  /** The embedded store: a channel to its SQLite worker (SqlitePlantStore.channel). */
+  /** The embedded store: a channel to its SQLite thread (SqlitePlantStore.channel). */
   sqlite?: MessagePort;
   /**
    * Tracing is on: the thread starts an SDK of its own (the HTTP thread's is not visible here) for
@@ -18,7 +18,7 @@ export type DeliveryThreadData = {
 
 /**
  * `announce`: plants were created here, deliveries are due; `stop`: drain and end; a metrics scrape;
- * or `attach`: a channel to the embedded store's database worker, restarted.
+ * or `attach`: a channel to the embedded store's SQLite thread, restarted.
  */
 export type ToDeliveryThread = 'announce' | 'stop' | { metrics: number } | { attach: MessagePort };
 
