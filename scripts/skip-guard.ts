@@ -110,7 +110,7 @@ export const allButNotModelled = new RegExp(
  */
 export const ALLOWED_SKIPS: readonly AllowedSkip[] = [
   {
-    file: /^src\/store\/disk-full\.test\.ts$/,
+    file: /^src\/store\/sqlite\/disk-full\.test\.ts$/,
     test: /^disk full under the data directory/,
     // Mounting a small tmpfs to fill is the only honest disk-full, and only root may mount.
     why: 'needs root to mount a tmpfs',

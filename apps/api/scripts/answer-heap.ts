@@ -18,8 +18,8 @@ import { exactJsonReplacer, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-c
 import { PAGE_BYTES } from '../src/plants/plants-router.ts';
 import type { StoredPlant } from '../src/store/plant-store.ts';
 import { listBytes } from '../src/store/row-bytes.ts';
-import { OPERATIONS } from '../src/store/sqlite-protocol.ts';
-import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME, SqlitePlantStore } from '../src/store/sqlite-store.ts';
+import { OPERATIONS } from '../src/store/sqlite/protocol.ts';
+import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME, SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
 import { makeDataDir } from '../src/testing/test-server.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -42,7 +42,7 @@ for (let page = 0; page < pages; page++) batch.push(OPERATIONS.list.code, null, 
 for (let id = 0; id < 1_024; id++) batch.push(OPERATIONS.create.code, BigInt(id % PLANTS), name, tag, null);
 
 const survives = async (oldGenerationMb: number): Promise<boolean> => {
-  const worker = new Worker(new URL('../src/store/sqlite-worker.ts', import.meta.url), {
+  const worker = new Worker(new URL('../src/store/sqlite/thread.ts', import.meta.url), {
     execArgv: [],
     resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: oldGenerationMb },
     workerData: { dataDir, path: join(dataDir, SQLITE_FILE_NAME) },

@@ -14,13 +14,13 @@ const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8')) as { d
 const outdir = process.argv[2] ?? 'dist';
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  // The SQLite worker and the delivery thread run as entries of their own, dist/sqlite-worker.js and
-  // dist/delivery-thread.js beside main.js (see sqlite-store.ts and delivery-thread-parent.ts).
+  // The SQLite thread and the delivery thread run as entries of their own, dist/sqlite-thread.js and
+  // dist/delivery-thread.js beside main.js (see store/sqlite/sqlite-store.ts and delivery-thread-parent.ts).
   entryPoints: [
     { in: 'src/main.ts', out: 'main' },
     { in: 'src/worker.ts', out: 'worker' },
     { in: 'src/migrate.ts', out: 'migrate' },
-    { in: 'src/store/sqlite-worker.ts', out: 'sqlite-worker' },
+    { in: 'src/store/sqlite/thread.ts', out: 'sqlite-thread' },
     { in: 'src/webhooks/delivery-thread.ts', out: 'delivery-thread' },
   ],
   outdir,

@@ -24,7 +24,7 @@ import { drainConnections } from '../src/http/drain.ts';
 import { createHttpServer } from '../src/http/http-server.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
 import type { PlantStore } from '../src/store/plant-store.ts';
-import { SqlitePlantStore } from '../src/store/sqlite-store.ts';
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
 import { makeDataDir } from '../src/testing/test-server.ts';
 
 const TOKEN = 'memory-costs-token-0123456789abcdef';

@@ -9,5 +9,5 @@ export { hashToken } from './auth/token-hash.ts';
 export { createMetrics, type Metrics, type MetricsOptions } from './ops/metrics.ts';
 export type { CreateOutcome, PlantStore, StoredPlant } from './store/plant-store.ts';
 export { StoreUnavailableError } from './store/plant-store.ts';
-export { PostgresPlantStore, type PostgresStoreOptions, SchemaTooNewError } from './store/postgres-store.ts';
-export { DataDirInUseError, SqlitePlantStore } from './store/sqlite-store.ts';
+export { PostgresPlantStore, type PostgresStoreOptions, SchemaTooNewError } from './store/postgres/postgres-store.ts';
+export { DataDirInUseError, SqlitePlantStore } from './store/sqlite/sqlite-store.ts';

@@ -9,8 +9,8 @@
 import { startProcess } from './process-lifecycle.ts';
 import { openStore } from './store/open-store.ts';
 import { StoreUnavailableError } from './store/plant-store.ts';
-import { SchemaTooNewError } from './store/postgres-migrations.ts';
-import { DataDirInUseError } from './store/sqlite-store.ts';
+import { SchemaTooNewError } from './store/postgres/migrations.ts';
+import { DataDirInUseError } from './store/sqlite/sqlite-store.ts';
 
 await startProcess('api', [DataDirInUseError, SchemaTooNewError, StoreUnavailableError], async (config, tracing) => {
   const opening = openStore(config, tracing);

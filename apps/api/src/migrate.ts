@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { ConfigError, loadDatabaseConfig } from './config.ts';
-import { migrate, SchemaTooNewError } from './store/postgres-migrations.ts';
-import { describeDatabase } from './store/postgres-store.ts';
+import { migrate, SchemaTooNewError } from './store/postgres/migrations.ts';
+import { describeDatabase } from './store/postgres/postgres-store.ts';
 
 class CannotConnectError extends Error {
   override readonly name = 'CannotConnectError';

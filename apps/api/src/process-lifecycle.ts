@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { type Config, ConfigError, loadConfig, type Role } from './config.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
-import type { SqlitePlantStore } from './store/sqlite-store.ts';
+import type { SqlitePlantStore } from './store/sqlite/sqlite-store.ts';
 
 /** Ends the process with one line on stderr and a non-zero status, for its supervisor to see. */
 export const fail = (message: string): never => {

@@ -17,8 +17,8 @@ import type { Tracing } from './ops/tracing-hooks.ts';
 import { createShutdown, exitWhenStoreGivesUp, fail, failFatally } from './process-lifecycle.ts';
 import type { OpeningStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
-import type { PostgresPlantStore } from './store/postgres-store.ts';
-import { SqlitePlantStore } from './store/sqlite-store.ts';
+import type { PostgresPlantStore } from './store/postgres/postgres-store.ts';
+import { SqlitePlantStore } from './store/sqlite/sqlite-store.ts';
 import type { WebhookDelivery } from './webhooks/delivery-loop.ts';
 import { startDeliveryThread } from './webhooks/delivery-thread-parent.ts';
 import { createHostResolver } from './webhooks/host-resolver.ts';
@@ -71,7 +71,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   let storage: Record<string, string>;
   if (database) {
     // Loaded with pg by the store already: pg and jose load only when configured.
-    const { describeDatabase } = await import('./store/postgres-store.ts');
+    const { describeDatabase } = await import('./store/postgres/postgres-store.ts');
     const postgres = store as PostgresPlantStore;
     metrics = createMetrics({ poolStats: () => postgres.poolStats(), droppedLogLines: logOutput.dropped });
     storage = { database: describeDatabase(database.url) };

@@ -5,7 +5,7 @@ import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
 import { closeServer, listenForOps } from './ops/ops-server.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
 import { createShutdown, fail } from './process-lifecycle.ts';
-import { describeDatabase, PostgresPlantStore } from './store/postgres-store.ts';
+import { describeDatabase, PostgresPlantStore } from './store/postgres/postgres-store.ts';
 import { startWebhookDelivery } from './webhooks/delivery-loop.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
 

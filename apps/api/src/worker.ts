@@ -7,7 +7,7 @@
  */
 import { startProcess } from './process-lifecycle.ts';
 import { StoreUnavailableError } from './store/plant-store.ts';
-import { SchemaTooNewError } from './store/postgres-migrations.ts';
+import { SchemaTooNewError } from './store/postgres/migrations.ts';
 
 await startProcess('worker', [SchemaTooNewError, StoreUnavailableError], async (config, tracing) => {
   // Loaded once tracing started (see main.ts).

@@ -106,7 +106,7 @@ describe('pnpm bundle', () => {
     const paths = entries.map((entry) => relative(bundle, join(entry.parentPath, entry.name)));
     expect(readdirSync(bundle).sort()).toStrictEqual(['dist', 'node_modules', 'package.json']);
     expect(entries.filter((entry) => entry.isSymbolicLink())).toStrictEqual([]);
-    for (const entry of ['main.js', 'worker.js', 'migrate.js', 'sqlite-worker.js', 'delivery-thread.js'])
+    for (const entry of ['main.js', 'worker.js', 'migrate.js', 'sqlite-thread.js', 'delivery-thread.js'])
       expect(paths).toContain(join('dist', entry));
     // None of our sources: the service runs from dist, the contract bundled in.
     expect(paths.filter((path) => !path.startsWith('node_modules') && !path.startsWith('dist'))).toStrictEqual([

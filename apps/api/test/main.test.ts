@@ -8,7 +8,7 @@ import { createPlantClient, type NewPlant, PlantApiError, PlantConnectionError }
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { TOKEN_HASH_FILE } from '../src/auth/api-tokens.ts';
-import { SqlitePlantStore } from '../src/store/sqlite-store.ts';
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
 import { httpRequest } from '../src/testing/http-request.ts';
 import {
   type Exit,

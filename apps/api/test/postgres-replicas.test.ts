@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { postgresMigrations } from '../src/store/postgres-migrations.ts';
+import { postgresMigrations } from '../src/store/postgres/migrations.ts';
 import { type HttpAnswer, httpRequest, postPlant } from '../src/testing/http-request.ts';
 import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, runMain, startMain } from '../src/testing/main-process.ts';
 import type { TestDatabase } from '../src/testing/postgres-server.ts';

@@ -7,7 +7,7 @@ import { createPlantClient, PlantApiError } from '@org/plant-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
-import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
 import { makeDataDir, startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 import { staticTokens } from './authenticator.ts';

@@ -9,7 +9,7 @@ import { hashToken } from '../auth/token-hash.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { createMetrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
-import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import { httpRequest, postPlant } from '../testing/http-request.ts';
 import { makeDataDir } from '../testing/test-server.ts';
 import { type Admission, type AdmissionLimits, admitRequests } from './admission.ts';

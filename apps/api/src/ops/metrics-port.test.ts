@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
-import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { makeDataDir } from '../testing/test-server.ts';

@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from './plant-store.ts';
-import { SqlitePlantStore } from './sqlite-store.ts';
+import { SqlitePlantStore } from './sqlite/sqlite-store.ts';
 
 /** A store on its way to open, and where its failures that nobody awaits are reported. */
 export type OpeningStore = {
@@ -27,7 +27,7 @@ export const openStore = (
   const { database } = config;
   if (!database) return { store: SqlitePlantStore.open(config.dataDir, { tracing }), backgroundErrors };
   // pg loads only on PostgreSQL.
-  const store = import('./postgres-store.ts').then(({ PostgresPlantStore }) =>
+  const store = import('./postgres/postgres-store.ts').then(({ PostgresPlantStore }) =>
     PostgresPlantStore.open({
       ...database,
       onBackgroundError: (error) => backgroundErrors.report(error),

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
 import { makeDataDir } from '../testing/test-server.ts';
 import type { PlantStore } from './plant-store.ts';
-import { PostgresPlantStore } from './postgres-store.ts';
-import { SqlitePlantStore } from './sqlite-store.ts';
+import { PostgresPlantStore } from './postgres/postgres-store.ts';
+import { SqlitePlantStore } from './sqlite/sqlite-store.ts';
 
 /** The scale of issue 19: 100 endpoints and a backlog of 10,000 plants, a million deliveries. */
 const ENDPOINTS = 100;

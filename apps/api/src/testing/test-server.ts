@@ -9,7 +9,7 @@ import { hashToken } from '../auth/token-hash.ts';
 import type { Clock } from '../clock.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
 import type { PlantStore } from '../store/plant-store.ts';
-import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import { fakeStoreView, serveFake } from './fake-server.ts';
 import type { TestDatabase } from './postgres-server.ts';
 
@@ -48,7 +48,7 @@ const openStore = async (dataDir: string, clock?: Clock): Promise<{ store: Plant
   // Loaded only here: pg, and vitest's inject, which a script importing this module lacks.
   const [{ freshDatabase }, { PostgresPlantStore }] = await Promise.all([
     import('./postgres-test-database.ts'),
-    import('../store/postgres-store.ts'),
+    import('../store/postgres/postgres-store.ts'),
   ]);
   let database = databases.get(dataDir);
   if (!database) {

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
-import { RESTART_DELAY_MS, type SqlitePlantStore } from '../store/sqlite-store.ts';
+import { RESTART_DELAY_MS, type SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { manualClock } from '../testing/manual-clock.ts';
 import { startTestServer, TEST_TOKEN } from '../testing/test-server.ts';

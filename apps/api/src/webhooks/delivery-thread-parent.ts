@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { PlantStore } from '../store/plant-store.ts';
-import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import type { WebhookDelivery } from './delivery-loop.ts';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-protocol.ts';
 

@@ -8,7 +8,7 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import type { PlantStore } from '../store/plant-store.ts';
-import { SqlitePlantStore } from '../store/sqlite-store.ts';
+import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import { AnnounceListeners } from '../store/webhook-store.ts';
 import { startWebhookDelivery } from './delivery-loop.ts';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-protocol.ts';
@@ -24,7 +24,7 @@ const logger = pino({ level: logLevel }, { write: (line: string) => send({ log: 
 let store: PlantStore;
 if (database) {
   // pg loads only on PostgreSQL, as in the HTTP thread.
-  const { PostgresPlantStore } = await import('../store/postgres-store.ts');
+  const { PostgresPlantStore } = await import('../store/postgres/postgres-store.ts');
   store = await PostgresPlantStore.open({
     ...database,
     // The HTTP thread migrated (or checked) the schema before starting this thread.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPERATIONS, OPERATIONS_BY_CODE } from './sqlite-protocol.ts';
+import { OPERATIONS, OPERATIONS_BY_CODE } from './protocol.ts';
 
 describe('the SQLite worker protocol', () => {
   it('gives every operation its own code, from 0 with no gap, so that a batch decodes by code', () => {

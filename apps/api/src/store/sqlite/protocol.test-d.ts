@@ -1,5 +1,5 @@
 import { expectTypeOf } from 'vitest';
-import type { OpArgs, OpResult } from './sqlite-protocol.ts';
+import type { OpArgs, OpResult } from './protocol.ts';
 
 // Argument counts are held to the argument lists: a count that disagrees does not typecheck.
 const _counted = { code: 0, arity: 4 } as const satisfies { code: number; arity: OpArgs<'create'>['length'] };

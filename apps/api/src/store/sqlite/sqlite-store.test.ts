@@ -10,19 +10,19 @@ import {
   WEBHOOK_URL_MAX_LENGTH,
 } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../clock.ts';
-import { manualClock } from '../testing/manual-clock.ts';
-import { describePlantStore } from '../testing/plant-store-suite.ts';
-import { type ChildResult, runToEnd } from '../testing/run-to-end.ts';
-import { until } from '../testing/until.ts';
+import type { Clock } from '../../clock.ts';
+import { manualClock } from '../../testing/manual-clock.ts';
+import { describePlantStore } from '../../testing/plant-store-suite.ts';
+import { type ChildResult, runToEnd } from '../../testing/run-to-end.ts';
+import { until } from '../../testing/until.ts';
 import {
   expectDuplicateUrlsKept,
   expectOutboxKeptWithoutTraceparent,
   expectTraceparentKept,
   fixedTracing,
-} from '../testing/webhook-store-suite.ts';
-import { StoreUnavailableError } from './plant-store.ts';
-import { sqliteMigrations } from './sqlite-migrations.ts';
+} from '../../testing/webhook-store-suite.ts';
+import { StoreUnavailableError } from '../plant-store.ts';
+import { sqliteMigrations } from './migrations.ts';
 import {
   DataDirInUseError,
   MAX_RESTARTS,
@@ -34,7 +34,7 @@ import {
 const RESTARTING = 'The embedded database stopped unexpectedly and is restarting; retry later.';
 
 const STORE_MODULE = join(import.meta.dirname, 'sqlite-store.ts');
-const PLANT_STORE_MODULE = join(import.meta.dirname, 'plant-store.ts');
+const PLANT_STORE_MODULE = join(import.meta.dirname, '../plant-store.ts');
 const CHILD_TIMEOUT_MS = 10_000;
 
 const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-sqlite-test-'));

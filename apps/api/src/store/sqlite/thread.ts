@@ -6,7 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { sqliteMigrations } from './sqlite-migrations.ts';
+import { DISABLED_BY_REQUEST, parseDeliveryId } from '../webhook-store.ts';
+import { sqliteMigrations } from './migrations.ts';
 import {
   type AttachMessage,
   type BatchReply,
@@ -22,8 +23,7 @@ import {
   type SecretsRow,
   type StartupMessage,
   type WorkerData,
-} from './sqlite-protocol.ts';
-import { DISABLED_BY_REQUEST, parseDeliveryId } from './webhook-store.ts';
+} from './protocol.ts';
 
 type Operation = (typeof OPERATIONS_BY_CODE)[number];
 

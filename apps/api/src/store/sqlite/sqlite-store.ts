@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
-import { type Clock, systemClock } from '../clock.ts';
-import type { StoreSpan, Tracing } from '../ops/tracing-hooks.ts';
+import { type Clock, systemClock } from '../../clock.ts';
+import type { StoreSpan, Tracing } from '../../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
   type ListOptions,
@@ -10,8 +10,21 @@ import {
   type StoredPlant,
   StoreUnavailableError,
   samePlant,
-} from './plant-store.ts';
-import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, listBytes } from './row-bytes.ts';
+} from '../plant-store.ts';
+import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, listBytes } from '../row-bytes.ts';
+import {
+  AnnounceListeners,
+  type ClaimedDelivery,
+  type CreateEndpointOutcome,
+  type DeliveryStatus,
+  type EndpointBacklog,
+  type EndpointSecrets,
+  type StoredDelivery,
+  type StoredEndpoint,
+  type UpdateEndpointOutcome,
+  type WebhookBacklog,
+  type WebhookStore,
+} from '../webhook-store.ts';
 import {
   type AttachMessage,
   type BatchReply,
@@ -25,29 +38,13 @@ import {
   type OpResult,
   type StartupMessage,
   type WorkerData,
-} from './sqlite-protocol.ts';
-import {
-  AnnounceListeners,
-  type ClaimedDelivery,
-  type CreateEndpointOutcome,
-  type DeliveryStatus,
-  type EndpointBacklog,
-  type EndpointSecrets,
-  type StoredDelivery,
-  type StoredEndpoint,
-  type UpdateEndpointOutcome,
-  type WebhookBacklog,
-  type WebhookStore,
-} from './webhook-store.ts';
+} from './protocol.ts';
 
 export const SQLITE_FILE_NAME = 'plants.sqlite';
 
-// From source the worker is TypeScript beside this file; the build emits it as dist/sqlite-worker.js
-// beside the bundle that holds this code.
-const WORKER_URL = new URL(
-  import.meta.url.endsWith('.ts') ? './sqlite-worker.ts' : './sqlite-worker.js',
-  import.meta.url,
-);
+// From source the thread's module is TypeScript beside this file; the build emits it as
+// dist/sqlite-thread.js beside the bundle that holds this code.
+const THREAD_URL = new URL(import.meta.url.endsWith('.ts') ? './thread.ts' : './sqlite-thread.js', import.meta.url);
 
 /** Another process holds the data directory; sharing it would not be safe. */
 export class DataDirInUseError extends Error {
@@ -473,7 +470,7 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Starts a database worker on `workerData`; resolves once it opened the database. */
   static async #startWorker(workerData: WorkerData): Promise<Worker> {
-    const worker = new Worker(WORKER_URL, {
+    const worker = new Worker(THREAD_URL, {
       name: 'plant-sqlite',
       // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
       // would break its start, and --import preloads would only slow it.

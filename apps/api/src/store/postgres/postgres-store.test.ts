@@ -1,16 +1,16 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describePlantStore } from '../testing/plant-store-suite.ts';
-import type { TestDatabase } from '../testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../testing/postgres-test-database.ts';
+import { describePlantStore } from '../../testing/plant-store-suite.ts';
+import type { TestDatabase } from '../../testing/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../../testing/postgres-test-database.ts';
 import {
   expectDuplicateUrlsKept,
   expectOutboxKeptWithoutTraceparent,
   expectTraceparentKept,
   fixedTracing,
-} from '../testing/webhook-store-suite.ts';
-import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from './plant-store.ts';
-import { migrate, postgresMigrations } from './postgres-migrations.ts';
+} from '../../testing/webhook-store-suite.ts';
+import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
+import { migrate, postgresMigrations } from './migrations.ts';
 import { describeDatabase, isTransientDatabaseError, PostgresPlantStore, SchemaTooNewError } from './postgres-store.ts';
 
 /** Every version this build knows. */

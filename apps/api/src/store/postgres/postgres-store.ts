@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { CONFIG_DEFAULTS } from '../config-defaults.ts';
-import type { Tracing } from '../ops/tracing-hooks.ts';
+import { CONFIG_DEFAULTS } from '../../config-defaults.ts';
+import type { Tracing } from '../../ops/tracing-hooks.ts';
 import {
   type CreateOutcome,
   type ListOptions,
@@ -8,9 +8,9 @@ import {
   type StoredPlant,
   StoreUnavailableError,
   samePlant,
-} from './plant-store.ts';
-import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './postgres-migrations.ts';
-import { PostgresWebhookStore } from './postgres-webhook-store.ts';
+} from '../plant-store.ts';
+import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './migrations.ts';
+import { PostgresWebhookStore } from './webhooks.ts';
 
 export { SchemaTooNewError };
 

@@ -19,7 +19,7 @@ import {
   type UpdateEndpointOutcome,
   type WebhookBacklog,
   type WebhookStore,
-} from './webhook-store.ts';
+} from '../webhook-store.ts';
 
 type EndpointRow = {
   id: string;
