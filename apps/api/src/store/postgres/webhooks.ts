@@ -1,12 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import {
+  DELETE_BATCH,
+  type DeliveryRow,
+  ENDPOINT_COLUMNS,
+  type EndpointRow,
+  FAN_OUT_PER_CLAIMED,
+  FAN_OUT_ROWS,
+  toDelivery,
+  toEndpoint,
+} from '../store-shared.ts';
+import {
   AnnounceListeners,
   type AttemptResult,
   type ClaimedDelivery,
   type ClaimOptions,
   type CreateEndpointOutcome,
-  type DeliveryStatus,
   DISABLED_BY_REQUEST,
   type EndpointBacklog,
   type EndpointChanges,
@@ -21,26 +30,6 @@ import {
   type WebhookStore,
 } from '../webhook-store.ts';
 
-type EndpointRow = {
-  id: string;
-  url: string;
-  description: string | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: Date;
-};
-type DeliveryRow = {
-  id: string;
-  endpoint_id: string;
-  plant_id: bigint;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  next_attempt_at: Date | null;
-  delivered_at: Date | null;
-  created_at: Date;
-};
 type ClaimedRow = {
   id: string;
   seq: bigint;
@@ -56,37 +45,8 @@ type ClaimedRow = {
   traceparent: string | null;
 };
 
-const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
-  id: row.id,
-  url: row.url,
-  ...(row.description !== null && { description: row.description }),
-  enabled: row.enabled,
-  ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
-  createdAt: row.created_at,
-});
-
-const toDelivery = (row: DeliveryRow): StoredDelivery => ({
-  id: row.id,
-  endpointId: row.endpoint_id,
-  plantId: row.plant_id,
-  status: row.status,
-  attempts: row.attempts,
-  ...(row.last_status !== null && { lastStatus: row.last_status }),
-  ...(row.last_error !== null && { lastError: row.last_error }),
-  ...(row.next_attempt_at !== null && { nextAttemptAt: row.next_attempt_at }),
-  ...(row.delivered_at !== null && { deliveredAt: row.delivered_at }),
-  createdAt: row.created_at,
-});
-
 /** unique_violation: here, the unique URL index. */
 const UNIQUE_VIOLATION = '23505';
-/** Events fanned out per delivery claimed. */
-const FAN_OUT_PER_CLAIMED = 8;
-/** The most delivery rows one fan-out statement writes (see webhook-stalls.test.ts). */
-const FAN_OUT_ROWS = 500;
-/** Deliveries deleted per statement when an endpoint is deleted. */
-const DELETE_BATCH = 250;
-const ENDPOINT_COLUMNS = 'id, url, description, enabled, disabled_reason, created_at';
 
 const sql = {
   // The count races with a concurrent registration: the cap may be passed by as many as register at once.

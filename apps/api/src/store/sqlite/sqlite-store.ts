@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { type Clock, systemClock } from '../../clock.ts';
@@ -9,36 +8,24 @@ import {
   type PlantStore,
   type StoredPlant,
   StoreUnavailableError,
-  samePlant,
 } from '../plant-store.ts';
-import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, listBytes } from '../row-bytes.ts';
-import {
-  AnnounceListeners,
-  type ClaimedDelivery,
-  type CreateEndpointOutcome,
-  type DeliveryStatus,
-  type EndpointBacklog,
-  type EndpointSecrets,
-  type StoredDelivery,
-  type StoredEndpoint,
-  type UpdateEndpointOutcome,
-  type WebhookBacklog,
-  type WebhookStore,
-} from '../webhook-store.ts';
+import { listBytes } from '../row-bytes.ts';
+import { AnnounceListeners, type WebhookStore } from '../webhook-store.ts';
+import { decodeCreate } from './plants.ts';
 import {
   type AttachMessage,
+  type Batches,
   type BatchReply,
-  type ClaimedRow,
-  type DeliveryRow,
-  type EndpointRow,
   type ErrorDescription,
   OPERATIONS,
+  type OpAnswer,
   type OpArgs,
+  type OpInput,
   type OpName,
-  type OpResult,
   type StartupMessage,
-  type WorkerData,
+  type ThreadData,
 } from './protocol.ts';
+import { sqliteWebhookStore } from './sqlite-webhook-store.ts';
 
 export const SQLITE_FILE_NAME = 'plants.sqlite';
 
@@ -60,33 +47,6 @@ type Pending = {
   /** The operation's span, when traced: it ends with its batch. */
   span: StoreSpan | undefined;
 };
-
-const toPlant = (id: bigint, name: string, tag: string | null): StoredPlant =>
-  tag === null ? { id, name } : { id, name, tag };
-
-const decodeCreate = (plant: StoredPlant, result: OpResult<'create'>): CreateOutcome => {
-  if (result === true || result === 'announced') return { outcome: 'created', plant };
-  const [name, tag] = result;
-  const existing = toPlant(plant.id, name, tag);
-  return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
-};
-
-const decodeGet = (id: bigint, result: OpResult<'get'>): StoredPlant | undefined =>
-  result === null ? undefined : toPlant(id, ...result);
-
-const decodeList = (_: undefined, result: OpResult<'list'>): StoredPlant[] => {
-  const flat = result as unknown[];
-  const plants: StoredPlant[] = [];
-  for (let at = 0; at < flat.length; at += 3) {
-    plants.push(toPlant(flat[at] as bigint, flat[at + 1] as string, flat[at + 2] as string | null));
-  }
-  return plants;
-};
-
-const decodeBoolean = (_: undefined, result: boolean): boolean => result;
-
-/** The result as it came: for operations the store loops on. */
-const asIs = <R>(_: undefined, result: R): R => result;
 
 /**
  * The most bytes of results one batch of requests asks the database worker for, as the operations
@@ -119,55 +79,6 @@ export type StoreEvent =
   | { kind: 'restarted' }
   | { kind: 'gave-up'; error: unknown };
 
-/** Deliveries deleted per operation when an endpoint is deleted. */
-const DELETE_BATCH = 250;
-
-const decodeNothing = (): void => {};
-
-const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
-  id: row.id,
-  url: row.url,
-  ...(row.description !== null && { description: row.description }),
-  enabled: Number(row.enabled) === 1,
-  ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
-  createdAt: new Date(Number(row.created_at)),
-});
-
-const toDelivery = (row: DeliveryRow): StoredDelivery => ({
-  id: row.id,
-  endpointId: row.endpoint_id,
-  plantId: row.plant_id,
-  status: row.status as DeliveryStatus,
-  attempts: Number(row.attempts),
-  ...(row.last_status !== null && { lastStatus: Number(row.last_status) }),
-  ...(row.last_error !== null && { lastError: row.last_error }),
-  ...(row.next_attempt_at !== null && { nextAttemptAt: new Date(Number(row.next_attempt_at)) }),
-  ...(row.delivered_at !== null && { deliveredAt: new Date(Number(row.delivered_at)) }),
-  createdAt: new Date(Number(row.created_at)),
-});
-
-const toClaimed = (
-  [id, seq, endpointId, url, secret, previousSecret, plantId, name, tag, attempts, createdAt, traceparent]: ClaimedRow,
-  leaseToken: string,
-): ClaimedDelivery => {
-  // The optional fields are set last, not spread into the literal: every property after a spread
-  // is defined through a slow runtime call, once per delivery.
-  const claimed: ClaimedDelivery = {
-    id,
-    seq,
-    endpointId,
-    url,
-    secret,
-    plant: toPlant(plantId, name, tag),
-    attempts: Number(attempts),
-    leaseToken,
-    createdAt: new Date(Number(createdAt)),
-  };
-  if (previousSecret !== null) claimed.previousSecret = previousSecret;
-  if (traceparent !== null) claimed.traceparent = traceparent;
-  return claimed;
-};
-
 const reviveError = ({ message, stack, ...details }: ErrorDescription): Error => {
   const error = Object.assign(new Error(message), details);
   if (stack !== undefined) error.stack = stack;
@@ -190,7 +101,7 @@ export class SqlitePlantStore implements PlantStore {
   /** The database worker, or a port attached to it (see `attach`); replaced when it restarts. */
   #worker: Worker | MessagePort;
   /** Where the database is, for the store that opened it: its worker is restarted there. */
-  readonly #workerData: WorkerData | undefined;
+  readonly #workerData: ThreadData | undefined;
   /** When deliveries are due, leased and retried; plants and announcements keep the database worker's time. */
   readonly #clock: Clock;
   /** Operations of the next batch of requests, and that batch's message. */
@@ -223,181 +134,25 @@ export class SqlitePlantStore implements PlantStore {
   readonly #tracing: Tracing | undefined;
 
   /** Endpoints and the outbox, in the same database and batches as the plants. */
-  readonly webhooks: WebhookStore = {
-    createEndpoint: (endpoint, max) => {
-      const { id, url, description, secret } = endpoint;
-      return this.#submit(
-        undefined,
-        (_: undefined, result): CreateEndpointOutcome => {
-          if (typeof result === 'number') {
-            const createdAt = new Date(result);
-            const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
-            return { outcome: 'created', endpoint: created };
-          }
-          return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result };
-        },
-        undefined,
-        'createEndpoint',
-        id,
-        url,
-        description ?? null,
-        secret,
-        max,
-      );
-    },
-    updateEndpoint: (id, { url, description, enabled }) =>
-      this.#submit(
-        undefined,
-        (_: undefined, result): UpdateEndpointOutcome => {
-          if (result === null) return { outcome: 'not-found' };
-          if (typeof result === 'string') return { outcome: 'url-taken', holder: result };
-          return { outcome: 'updated', endpoint: toEndpoint(result) };
-        },
-        undefined,
-        'updateEndpoint',
-        id,
-        url ?? null,
-        description === undefined ? 0 : 1,
-        description ?? null,
-        enabled === undefined ? null : Number(enabled),
-      ),
-    rotateSecret: (id, secret, previousUntil) =>
-      this.#submit(undefined, asIs, undefined, 'rotateSecret', id, secret, previousUntil.getTime()),
-    requeueFailed: (endpointId, since, limit) =>
-      this.#submit(undefined, asIs, undefined, 'requeueFailed', endpointId, since.getTime(), limit, this.#clock.now()),
-    retryDelivery: (endpointId, deliveryId) =>
-      this.#submit(undefined, asIs, undefined, 'retryDelivery', endpointId, deliveryId, this.#clock.now()),
-    endpointSecrets: () =>
-      this.#submit(
-        undefined,
-        (_: undefined, rows) =>
-          rows.map(
-            ({ id, secret, previous_secret }): EndpointSecrets =>
-              previous_secret === null ? { id, secret } : { id, secret, previousSecret: previous_secret },
-          ),
-        undefined,
-        'endpointSecrets',
-      ),
-    replaceSecret: (id, which, from, to) =>
-      this.#submit(undefined, asIs, undefined, 'replaceSecret', id, which, from, to),
-    listEndpoints: () =>
-      this.#submitLarge(
-        ENDPOINTS_BYTES,
-        undefined,
-        (_: undefined, rows) => rows.map(toEndpoint),
-        undefined,
-        'listEndpoints',
-      ),
-    getEndpoint: (id) =>
-      this.#submit(
-        undefined,
-        (_: undefined, row) => (row === null ? undefined : toEndpoint(row)),
-        undefined,
-        'getEndpoint',
-        id,
-      ),
-    deleteEndpoint: async (id) => {
-      // In batches, each its own transaction: plant operations take turns with a large deletion.
-      for (;;) {
-        const deleted = await this.#submit(undefined, asIs, undefined, 'deleteEndpoint', id, DELETE_BATCH);
-        if (deleted !== false) return deleted === true;
-      }
-    },
-    listDeliveries: async (endpointId, limit) => {
-      // Listing answers every announcement made before it, fanned out in bounded batches, each its
-      // own transaction: plant operations take turns with a large fan-out.
-      let last: bigint | null = null;
-      do last = await this.#submit(undefined, asIs, undefined, 'fanOut', last);
-      while (last !== null);
-      return this.#submitLarge(
-        limit * DELIVERY_ROW_BYTES,
-        undefined,
-        (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
-        undefined,
-        'listDeliveries',
-        endpointId,
-        limit,
-      );
-    },
-    claimDue: ({ limit, leaseMs, perEndpoint, room }) => {
-      const token = randomUUID();
-      const now = this.#clock.now();
-      return this.#submit(
-        undefined,
-        (_: undefined, rows) => rows.map((row) => toClaimed(row, token)),
-        undefined,
-        'claimDue',
-        now,
-        limit,
-        now + leaseMs,
-        token,
-        perEndpoint,
-        [...room].flat(),
-      );
-    },
-    recordAttempt: async (claim, result) => (await this.webhooks.recordAttempts([{ claim, result }]))[0] === true,
-    recordAttempts: (attempts) => {
-      const now = this.#clock.now();
-      const flat: unknown[] = [];
-      for (const { claim, result } of attempts) {
-        flat.push(
-          claim.seq,
-          claim.leaseToken,
-          result.outcome,
-          'status' in result && result.status !== undefined ? result.status : null,
-          'error' in result ? result.error : null,
-          result.outcome === 'retry' ? now + result.retryInMs : null,
-          claim.endpointId,
-        );
-      }
-      return this.#submit(undefined, asIs, undefined, 'recordAttempts', now, flat);
-    },
-    backlog: () =>
-      this.#submit(
-        undefined,
-        (_: undefined, [pending, oldest]): WebhookBacklog => {
-          return { pending, oldestPendingAt: oldest === null ? undefined : new Date(oldest) };
-        },
-        undefined,
-        'backlog',
-      ),
-    backlogByEndpoint: (limit) =>
-      this.#submit(
-        undefined,
-        (_: undefined, flat): EndpointBacklog[] => {
-          const lag: EndpointBacklog[] = [];
-          for (let index = 0; index < flat.length; index += 2)
-            lag.push({ endpointId: flat[index] as string, oldestPendingAt: new Date(flat[index + 1] as number) });
-          return lag;
-        },
-        undefined,
-        'backlogByEndpoint',
-        limit,
-      ),
-    disableEndpoint: (id, reason, failingSince) =>
-      this.#submit(
-        undefined,
-        decodeBoolean,
-        undefined,
-        'disableEndpoint',
-        id,
-        reason,
-        failingSince === undefined ? null : failingSince.getTime(),
-      ),
-    pruneFinished: (before, limit) =>
-      this.#submit(undefined, asIs, undefined, 'pruneFinished', before.getTime(), limit),
-    onAnnounce: (listener) => this.#announced.add(listener),
-  };
+  readonly webhooks: WebhookStore;
 
   readonly #announced = new AnnounceListeners();
 
-  private constructor(worker: Worker | MessagePort, clock: Clock, tracing?: Tracing, workerData?: WorkerData) {
+  private constructor(worker: Worker | MessagePort, clock: Clock, tracing?: Tracing, workerData?: ThreadData) {
     this.#worker = worker;
     this.#workerData = workerData;
     this.#clock = clock;
     this.#tracing = tracing;
+    this.webhooks = sqliteWebhookStore(this.#batches, clock, this.#announced);
     this.#listen(worker);
   }
+
+  /** How the feature modules submit operations (see Batches). */
+  readonly #batches: Batches = {
+    submit: (op, span, input, ...args) => this.#submit(op, span, input, ...args),
+    call: (op, ...args) => this.#submit(op, undefined, undefined as OpInput<typeof op>, ...args),
+    submitLarge: (bytes, op, span, input, ...args) => this.#submitLarge(bytes, op, span, input, ...args),
+  };
 
   #listen(worker: Worker | MessagePort): void {
     worker.on('message', (reply: unknown) => {
@@ -469,7 +224,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /** Starts a database worker on `workerData`; resolves once it opened the database. */
-  static async #startWorker(workerData: WorkerData): Promise<Worker> {
+  static async #startWorker(workerData: ThreadData): Promise<Worker> {
     const worker = new Worker(THREAD_URL, {
       name: 'plant-sqlite',
       // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
@@ -512,22 +267,22 @@ export class SqlitePlantStore implements PlantStore {
     dataDir: string,
     { clock = systemClock, tracing }: { clock?: Clock | undefined; tracing?: Tracing | undefined } = {},
   ): Promise<SqlitePlantStore> {
-    const workerData: WorkerData = { dataDir, path: join(dataDir, SQLITE_FILE_NAME) };
+    const workerData: ThreadData = { dataDir, path: join(dataDir, SQLITE_FILE_NAME) };
     return new SqlitePlantStore(await SqlitePlantStore.#startWorker(workerData), clock, tracing, workerData);
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
     const span = this.#tracing?.storeOperation('create');
     const { id, name, tag } = plant;
-    return this.#submit(span, decodeCreate, plant, 'create', id, name, tag ?? null, span?.traceparent ?? null);
+    return this.#submit('create', span, plant, id, name, tag ?? null, span?.traceparent ?? null);
   }
 
   delete(id: bigint): Promise<boolean> {
-    return this.#submit(this.#tracing?.storeOperation('delete'), decodeBoolean, undefined, 'delete', id);
+    return this.#submit('delete', this.#tracing?.storeOperation('delete'), undefined, id);
   }
 
   get(id: bigint): Promise<StoredPlant | undefined> {
-    return this.#submit(this.#tracing?.storeOperation('get'), decodeGet, id, 'get', id);
+    return this.#submit('get', this.#tracing?.storeOperation('get'), id, id);
   }
 
   list(options: ListOptions): Promise<StoredPlant[]> {
@@ -535,21 +290,11 @@ export class SqlitePlantStore implements PlantStore {
     const span = this.#tracing?.storeOperation('list');
     // Unbounded, a list is bounded by `limit` alone: the same statement, with a sum it never reaches.
     const bound = maxBytes ?? Number.MAX_SAFE_INTEGER;
-    return this.#submitLarge(
-      listBytes(options),
-      span,
-      decodeList,
-      undefined,
-      'list',
-      after ?? null,
-      limit,
-      tag ?? null,
-      bound,
-    );
+    return this.#submitLarge(listBytes(options), 'list', span, undefined, after ?? null, limit, tag ?? null, bound);
   }
 
   health(): Promise<void> {
-    return this.#submit(undefined, decodeNothing, undefined, 'health');
+    return this.#submit('health', undefined, undefined);
   }
 
   /** Finishes the operations already issued, closes the database and ends the worker. */
@@ -561,7 +306,7 @@ export class SqlitePlantStore implements PlantStore {
       return this.#closing;
     }
     if (this.#closing === undefined) {
-      const closed = this.#submit(undefined, decodeNothing, undefined, 'close');
+      const closed = this.#submit('close', undefined, undefined);
       this.#closeQueued = true;
       // After a crash there is nothing left to close: every pending operation has already failed.
       this.#closing = closed
@@ -583,23 +328,21 @@ export class SqlitePlantStore implements PlantStore {
    * of requests while that batch asks for at most BATCH_RESULT_BYTES, else waits for a later one.
    * A batch always takes the first such operation, whatever its bytes.
    */
-  #submitLarge<K extends OpName, I, T>(
+  #submitLarge<K extends OpName>(
     bytes: number,
-    span: StoreSpan | undefined,
-    decode: (input: I, result: OpResult<K>) => T,
-    input: I,
     op: K,
+    span: StoreSpan | undefined,
+    input: OpInput<K>,
     ...args: OpArgs<K>
-  ): Promise<T> {
+  ): Promise<OpAnswer<K>> {
     // Refused at once (closed, or down) counts nothing: #queuedBytes is what #queued holds.
-    if (this.#closing !== undefined || this.#failure !== undefined)
-      return this.#submit(span, decode, input, op, ...args);
+    if (this.#closing !== undefined || this.#failure !== undefined) return this.#submit(op, span, input, ...args);
     if (this.#large.length === 0 && (this.#queuedBytes === 0 || this.#queuedBytes + bytes <= BATCH_RESULT_BYTES)) {
       this.#queuedBytes += bytes;
-      return this.#submit(span, decode, input, op, ...args);
+      return this.#submit(op, span, input, ...args);
     }
-    const { promise, resolve } = Promise.withResolvers<T>();
-    this.#large.push({ bytes, submit: () => resolve(this.#submit(span, decode, input, op, ...args)) });
+    const { promise, resolve } = Promise.withResolvers<OpAnswer<K>>();
+    this.#large.push({ bytes, submit: () => resolve(this.#submit(op, span, input, ...args)) });
     return promise;
   }
 
@@ -626,25 +369,24 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /**
-   * Queues an operation in its lane's next batch; `decode` turns the worker's result (with `input`,
-   * which saves a closure per call) into the answer. The operation's span, if traced, ends when its
-   * batch answers.
+   * Queues an operation in its lane's next batch; its decode turns the thread's result (with
+   * `input`, which saves a closure per call) into the answer. The operation's span, if traced, ends
+   * when its batch answers.
    */
-  #submit<K extends OpName, I, T>(
-    span: StoreSpan | undefined,
-    decode: (input: I, result: OpResult<K>) => T,
-    input: I,
+  #submit<K extends OpName>(
     op: K,
+    span: StoreSpan | undefined,
+    input: OpInput<K>,
     ...args: OpArgs<K>
-  ): Promise<T> {
+  ): Promise<OpAnswer<K>> {
     if (this.#closing !== undefined || this.#failure !== undefined) {
       const error = this.#closing === undefined ? this.#failure : new StoreUnavailableError('The store is closed.');
       span?.end(0, error);
       return Promise.reject(error);
     }
-    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    const { promise, resolve, reject } = Promise.withResolvers<OpAnswer<K>>();
     if (this.#idle()) this.#worker.ref();
-    const { code, outbox } = OPERATIONS[op];
+    const { code, outbox, decode } = OPERATIONS[op];
     (outbox ? this.#background : this.#queued).push({
       decode: decode as Pending['decode'],
       input,
@@ -774,7 +516,7 @@ export class SqlitePlantStore implements PlantStore {
     this.#clock.setTimeout(
       () => {
         if (this.#closing !== undefined) return;
-        SqlitePlantStore.#startWorker(this.#workerData as WorkerData).then(
+        SqlitePlantStore.#startWorker(this.#workerData as ThreadData).then(
           async (worker) => {
             if (this.#closing !== undefined) return void (await worker.terminate());
             this.#worker = worker;

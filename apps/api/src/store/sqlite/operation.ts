@@ -1,0 +1,41 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { plantStatements } from './plants.ts';
+import type { webhookStatements } from './webhooks.ts';
+
+/** What a handler runs with on the database thread: the database, its statements, the batch's state. */
+export type Thread = {
+  db: DatabaseSync;
+  plants: ReturnType<typeof plantStatements>;
+  webhooks: ReturnType<typeof webhookStatements>;
+  /** The batch's time (Unix ms): plants and announcements keep this thread's clock. */
+  now: number;
+  /** Opens the batch's transaction, once, before its first write. */
+  beginWrite(): void;
+  /** Whether any endpoint is enabled, so that a create with no subscriber costs no extra statement. */
+  announcing: boolean;
+  /** Set by an operation that changed endpoints: `announcing` is read again after the batch. */
+  endpointsChanged: boolean;
+  /** Set by `close`: the database closes after the batch. */
+  closing: boolean;
+};
+
+/**
+ * One operation: `arity` arguments (held to `run`'s by its type); whether it writes (its result is
+ * dropped when the batch rolls back); whether it is the outbox's work, sent in that lane's batches
+ * (see `SqlitePlantStore`). A result is never undefined: that marks a write rolled back (BatchReply).
+ */
+export type Operation<A extends unknown[], R, I, T> = {
+  arity: A['length'];
+  writes: boolean;
+  outbox: boolean;
+  run: (thread: Thread, ...args: A) => R;
+  /** Turns the result into the answer, with the `input` the store kept (it saves a closure per call). */
+  decode: (input: I, result: R) => T;
+};
+
+const asIs = <R>(_: unknown, result: R): R => result;
+
+/** An operation whose answer is its result as it came, unless it says how to decode it. */
+export const operation = <A extends unknown[], R, I = undefined, T = R>(
+  definition: Omit<Operation<A, R, I, T>, 'decode'> & { decode?: (input: I, result: R) => T },
+): Operation<A, R, I, T> => ({ ...definition, decode: definition.decode ?? (asIs as (input: I, result: R) => T) });

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.ts';
+import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
+import { DELETE_BATCH } from '../store-shared.ts';
+import type { AnnounceListeners, WebhookStore } from '../webhook-store.ts';
+import type { Batches } from './protocol.ts';
+
+/** The WebhookStore of SqlitePlantStore: its operations go in the store's batches. */
+export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: AnnounceListeners): WebhookStore => {
+  const { call } = batches;
+  const store: WebhookStore = {
+    createEndpoint: ({ id, url, description, secret }, max) =>
+      batches.submit('createEndpoint', undefined, { id, url, description }, id, url, description ?? null, secret, max),
+    updateEndpoint: (id, { url, description, enabled }) =>
+      call(
+        'updateEndpoint',
+        id,
+        url ?? null,
+        description === undefined ? 0 : 1,
+        description ?? null,
+        enabled === undefined ? null : Number(enabled),
+      ),
+    rotateSecret: (id, secret, previousUntil) => call('rotateSecret', id, secret, previousUntil.getTime()),
+    requeueFailed: (endpointId, since, limit) => call('requeueFailed', endpointId, since.getTime(), limit, clock.now()),
+    retryDelivery: (endpointId, deliveryId) => call('retryDelivery', endpointId, deliveryId, clock.now()),
+    endpointSecrets: () => call('endpointSecrets'),
+    replaceSecret: (id, which, from, to) => call('replaceSecret', id, which, from, to),
+    listEndpoints: () => batches.submitLarge(ENDPOINTS_BYTES, 'listEndpoints', undefined, undefined),
+    getEndpoint: (id) => call('getEndpoint', id),
+    deleteEndpoint: async (id) => {
+      // In batches, each its own transaction: plant operations take turns with a large deletion.
+      for (;;) {
+        const deleted = await call('deleteEndpoint', id, DELETE_BATCH);
+        if (deleted !== false) return deleted === true;
+      }
+    },
+    listDeliveries: async (endpointId, limit) => {
+      // Listing answers every announcement made before it, fanned out in bounded batches, each its
+      // own transaction: plant operations take turns with a large fan-out.
+      let last: bigint | null = null;
+      do last = await call('fanOut', last);
+      while (last !== null);
+      return batches.submitLarge(limit * DELIVERY_ROW_BYTES, 'listDeliveries', undefined, undefined, endpointId, limit);
+    },
+    claimDue: ({ limit, leaseMs, perEndpoint, room }) => {
+      const token = randomUUID();
+      const now = clock.now();
+      return batches.submit(
+        'claimDue',
+        undefined,
+        token,
+        now,
+        limit,
+        now + leaseMs,
+        token,
+        perEndpoint,
+        [...room].flat(),
+      );
+    },
+    recordAttempt: async (claim, result) => (await store.recordAttempts([{ claim, result }]))[0] === true,
+    recordAttempts: (attempts) => {
+      const now = clock.now();
+      const flat: unknown[] = [];
+      for (const { claim, result } of attempts) {
+        flat.push(
+          claim.seq,
+          claim.leaseToken,
+          result.outcome,
+          'status' in result && result.status !== undefined ? result.status : null,
+          'error' in result ? result.error : null,
+          result.outcome === 'retry' ? now + result.retryInMs : null,
+          claim.endpointId,
+        );
+      }
+      return call('recordAttempts', now, flat);
+    },
+    backlog: () => call('backlog'),
+    backlogByEndpoint: (limit) => call('backlogByEndpoint', limit),
+    disableEndpoint: (id, reason, failingSince) =>
+      call('disableEndpoint', id, reason, failingSince === undefined ? null : failingSince.getTime()),
+    pruneFinished: (before, limit) => call('pruneFinished', before.getTime(), limit),
+    onAnnounce: (listener) => announced.add(listener),
+  };
+  return store;
+};

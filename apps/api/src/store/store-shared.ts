@@ -1,0 +1,69 @@
+/**
+ * What both backends share: the bounds of the outbox's batches, the endpoint columns, and the rows
+ * they read endpoints and deliveries as (PostgreSQL reads booleans and timestamps, SQLite integers).
+ */
+import type { DeliveryStatus, StoredDelivery, StoredEndpoint } from './webhook-store.ts';
+
+/** Events fanned out per delivery claimed: fanning out keeps ahead of delivering. */
+export const FAN_OUT_PER_CLAIMED = 8;
+
+/**
+ * The most delivery rows one fan-out writes: a few milliseconds of the database (measured in
+ * webhook-stalls.test.ts), so that plant operations queued behind it never wait long.
+ */
+export const FAN_OUT_ROWS = 500;
+
+/** Deliveries deleted per operation when an endpoint is deleted. */
+export const DELETE_BATCH = 250;
+
+/** The columns an endpoint is read with (see EndpointRow). */
+export const ENDPOINT_COLUMNS = 'id, url, description, enabled, disabled_reason, created_at';
+
+/** A time as a backend reads it: a Date from PostgreSQL, Unix milliseconds from SQLite. */
+type StoredTime = Date | number | bigint;
+
+const toDate = (time: StoredTime): Date => (time instanceof Date ? time : new Date(Number(time)));
+
+export type EndpointRow = {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled: boolean | number | bigint;
+  disabled_reason: string | null;
+  created_at: StoredTime;
+};
+
+export type DeliveryRow = {
+  id: string;
+  endpoint_id: string;
+  plant_id: bigint;
+  status: string;
+  attempts: number | bigint;
+  last_status: number | bigint | null;
+  last_error: string | null;
+  next_attempt_at: StoredTime | null;
+  delivered_at: StoredTime | null;
+  created_at: StoredTime;
+};
+
+export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
+  id: row.id,
+  url: row.url,
+  ...(row.description !== null && { description: row.description }),
+  enabled: Number(row.enabled) === 1,
+  ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
+  createdAt: toDate(row.created_at),
+});
+
+export const toDelivery = (row: DeliveryRow): StoredDelivery => ({
+  id: row.id,
+  endpointId: row.endpoint_id,
+  plantId: row.plant_id,
+  status: row.status as DeliveryStatus,
+  attempts: Number(row.attempts),
+  ...(row.last_status !== null && { lastStatus: Number(row.last_status) }),
+  ...(row.last_error !== null && { lastError: row.last_error }),
+  ...(row.next_attempt_at !== null && { nextAttemptAt: toDate(row.next_attempt_at) }),
+  ...(row.delivered_at !== null && { deliveredAt: toDate(row.delivered_at) }),
+  createdAt: toDate(row.created_at),
+});
