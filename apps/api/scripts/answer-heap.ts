@@ -1,5 +1,5 @@
 /**
- * The heap that the largest answers cost: the figures WORKER_HEAP_MB (sqlite-store.ts) and
+ * The heap that the largest answers cost: the figures THREAD_HEAP_MB (store/sqlite/sqlite-store.ts) and
  * PLANT_MAX_ANSWER_BYTES (answer-budget.ts) are derived from.
  *
  *   node --expose-gc scripts/answer-heap.ts

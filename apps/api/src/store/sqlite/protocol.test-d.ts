@@ -6,7 +6,7 @@ const _counted = { code: 0, arity: 4 } as const satisfies { code: number; arity:
 // @ts-expect-error create takes 4 arguments, not 3
 const _miscounted = { code: 0, arity: 3 } as const satisfies { code: number; arity: OpArgs<'create'>['length'] };
 
-// The store submits and the worker answers with the types of the table.
+// The store submits and the thread answers with the types of the table.
 expectTypeOf<OpArgs<'get'>>().toEqualTypeOf<[id: bigint]>();
 expectTypeOf<OpResult<'deleteEndpoint'>>().toEqualTypeOf<boolean | null>();
 expectTypeOf<OpResult<'fanOut'>>().toEqualTypeOf<bigint | null>();

@@ -326,7 +326,7 @@ describe('SqlitePlantStore', () => {
     expect(await reopened.get(1n)).toStrictEqual({ id: 1n, name: 'Monstera' });
   });
 
-  describe('on its database worker', () => {
+  describe('on its database thread', () => {
     it('commits the creates issued in one event-loop turn together, in one transaction', async () => {
       const store = await openStore();
       await store.create({ id: 0n, name: 'First' });
@@ -344,7 +344,7 @@ describe('SqlitePlantStore', () => {
 
       const first = store.create({ id: 1n, name: 'Alone' });
       // Immediates run in order, so the store has sent the first create before this one runs; the
-      // worker's answer can only arrive in a later turn.
+      // thread's answer can only arrive in a later turn.
       await new Promise((resolve) => setImmediate(resolve));
       const later = plantsFrom(2, 50).map((plant) => store.create(plant));
       await Promise.all([first, ...later]);
@@ -372,7 +372,7 @@ describe('SqlitePlantStore', () => {
       expect(await store.create({ id: 2n, name: 'Fern' })).toMatchObject({ outcome: 'created' });
     });
 
-    it('fails pending and later operations while its worker is down, then restarts it on the same database', async () => {
+    it('fails pending and later operations while its thread is down, then restarts it on the same database', async () => {
       const clock = manualClock();
       const store = await openStore({ clock });
       const events: string[] = [];
@@ -423,7 +423,7 @@ describe('SqlitePlantStore', () => {
       await expect(store.get(1n)).rejects.toThrow('The embedded database stopped and could not be restarted.');
     });
 
-    it('serves a store attached over a channel again once given a channel to the restarted worker', async () => {
+    it('serves a store attached over a channel again once given a channel to the restarted thread', async () => {
       const clock = manualClock();
       const store = await openStore({ clock });
       const attached = SqlitePlantStore.attach(store.channel());
@@ -443,7 +443,7 @@ describe('SqlitePlantStore', () => {
       await attached.close();
     });
 
-    it('answers a flood of the largest lists in batches its worker holds, instead of running out of memory', async () => {
+    it('answers a flood of the largest lists in batches its thread holds, instead of running out of memory', async () => {
       const store = await openStore();
       const name = '🌿'.repeat(NAME_MAX_LENGTH);
       const tag = '🌵'.repeat(TAG_MAX_LENGTH);
@@ -454,7 +454,7 @@ describe('SqlitePlantStore', () => {
       expect(store.alive()).toBe(true);
     });
 
-    it('answers a flood of lists of the largest endpoints in batches its worker holds', async () => {
+    it('answers a flood of lists of the largest endpoints in batches its thread holds', async () => {
       const store = await openStore();
       // URLs as stored: a four-byte character takes 12 once percent-encoded.
       const path = encodeURIComponent('🌿').repeat(WEBHOOK_URL_MAX_LENGTH - 30);

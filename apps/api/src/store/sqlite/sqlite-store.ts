@@ -38,7 +38,7 @@ export class DataDirInUseError extends Error {
   override readonly name = 'DataDirInUseError';
 }
 
-/** An operation sent (or about to be sent) to the worker; `decode` turns its result into the answer. */
+/** An operation sent (or about to be sent) to the thread; `decode` turns its result into the answer. */
 type Pending = {
   decode: (input: never, result: unknown) => unknown;
   input: unknown;
@@ -49,22 +49,22 @@ type Pending = {
 };
 
 /**
- * The most bytes of results one batch of requests asks the database worker for, as the operations
+ * The most bytes of results one batch of requests asks the database thread for, as the operations
  * that answer many rows (listing plants or deliveries) count them: more such operations wait for
- * the next batch, so the worker's heap (`WORKER_HEAP_MB`) holds a bounded batch whatever the load.
+ * the next batch, so the thread's heap (`THREAD_HEAP_MB`) holds a bounded batch whatever the load.
  */
 export const BATCH_RESULT_BYTES = 2 * 1024 * 1024;
 
 /**
- * The database worker's old generation, in MiB. A batch asks for at most BATCH_RESULT_BYTES of
+ * The database thread's old generation, in MiB. A batch asks for at most BATCH_RESULT_BYTES of
  * results: its worst case (seven of the largest pages, of the longest plants in four-byte
  * characters, beside 1,024 such creates) ran in a 12 MiB old generation and not in 8 MiB
  * (scripts/answer-heap.ts); 32 MiB leaves V8's collector room beyond that.
  */
-const WORKER_HEAP_MB = 32;
+const THREAD_HEAP_MB = 32;
 
 /**
- * After the worker stopped unexpectedly, it is started again after this delay, doubled with every
+ * After the thread stopped unexpectedly, it is started again after this delay, doubled with every
  * stop in the last RESTART_WINDOW_MS; past MAX_RESTARTS of them the store gives up (see `onEvent`).
  */
 export const RESTART_DELAY_MS = 100;
@@ -73,7 +73,7 @@ export const MAX_RESTARTS = 5;
 
 const RESTARTING = 'The embedded database stopped unexpectedly and is restarting; retry later.';
 
-/** What happens to the database worker, for the service to log, and to exit on `gave-up`. */
+/** What happens to the database thread, for the service to log, and to exit on `gave-up`. */
 export type StoreEvent =
   | { kind: 'stopped'; error: unknown }
   | { kind: 'restarted' }
@@ -86,9 +86,9 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
 };
 
 /**
- * The embedded store: one SQLite database under the data directory, owned by a worker thread so
+ * The embedded store: one SQLite database under the data directory, owned by a thread of its own so
  * that queries and commit fsyncs run beside the HTTP thread instead of blocking it. Operations of
- * one event-loop turn travel as one message; the worker runs their writes in one transaction (group
+ * one event-loop turn travel as one message; the thread runs their writes in one transaction (group
  * commit: one fsync acknowledges them all). While it commits, new operations wait here and form the
  * next batch, so batches grow with load. Reads share the queue, so a read sees every write
  * acknowledged before it was issued.
@@ -98,11 +98,11 @@ const reviveError = ({ message, stack, ...details }: ErrorDescription): Error =>
  * plant operation waits behind at most one batch of that work, never behind a queue of it.
  */
 export class SqlitePlantStore implements PlantStore {
-  /** The database worker, or a port attached to it (see `attach`); replaced when it restarts. */
-  #worker: Worker | MessagePort;
-  /** Where the database is, for the store that opened it: its worker is restarted there. */
-  readonly #workerData: ThreadData | undefined;
-  /** When deliveries are due, leased and retried; plants and announcements keep the database worker's time. */
+  /** The database thread, or a port attached to it (see `attach`); replaced when it restarts. */
+  #thread: Worker | MessagePort;
+  /** Where the database is, for the store that opened it: its thread is restarted there. */
+  readonly #threadData: ThreadData | undefined;
+  /** When deliveries are due, leased and retried; plants and announcements keep the database thread's time. */
   readonly #clock: Clock;
   /** Operations of the next batch of requests, and that batch's message. */
   #queued: Pending[] = [];
@@ -114,17 +114,17 @@ export class SqlitePlantStore implements PlantStore {
   #sentBackground = false;
   /** Close is queued last in the outbox's lane: every request queued before it goes first. */
   #closeQueued = false;
-  /** The batch the worker is running; at most one at a time. */
+  /** The batch the thread is running; at most one at a time. */
   #sent: Pending[] | undefined;
   /** The result bytes that the next batch of requests asks for (see BATCH_RESULT_BYTES). */
   #queuedBytes = 0;
   /** Operations of many rows that did not fit in the next batch, oldest first, each with its bytes. */
   #large: { bytes: number; submit: () => void }[] = [];
-  /** When the worker stopped unexpectedly, in the last RESTART_WINDOW_MS. */
+  /** When the thread stopped unexpectedly, in the last RESTART_WINDOW_MS. */
   #stops: number[] = [];
   readonly #events = new Set<(event: StoreEvent) => void>();
   #flushScheduled = false;
-  /** Set while the worker is down (restarting, or given up); every operation fails with it meanwhile. */
+  /** Set while the thread is down (restarting, or given up); every operation fails with it meanwhile. */
   #failure: StoreUnavailableError | undefined;
   #crash: unknown;
   #closing: Promise<void> | undefined;
@@ -138,13 +138,13 @@ export class SqlitePlantStore implements PlantStore {
 
   readonly #announced = new AnnounceListeners();
 
-  private constructor(worker: Worker | MessagePort, clock: Clock, tracing?: Tracing, workerData?: ThreadData) {
-    this.#worker = worker;
-    this.#workerData = workerData;
+  private constructor(thread: Worker | MessagePort, clock: Clock, tracing?: Tracing, threadData?: ThreadData) {
+    this.#thread = thread;
+    this.#threadData = threadData;
     this.#clock = clock;
     this.#tracing = tracing;
     this.webhooks = sqliteWebhookStore(this.#batches, clock, this.#announced);
-    this.#listen(worker);
+    this.#listen(thread);
   }
 
   /** How the feature modules submit operations (see Batches). */
@@ -154,23 +154,23 @@ export class SqlitePlantStore implements PlantStore {
     submitLarge: (bytes, op, span, input, ...args) => this.#submitLarge(bytes, op, span, input, ...args),
   };
 
-  #listen(worker: Worker | MessagePort): void {
-    worker.on('message', (reply: unknown) => {
-      // Under `node --watch`, Node also reports the worker's imports on this port, as objects.
+  #listen(thread: Worker | MessagePort): void {
+    thread.on('message', (reply: unknown) => {
+      // Under `node --watch`, Node also reports the thread's imports on this port, as objects.
       if (Array.isArray(reply)) this.#settle(reply as BatchReply);
     });
-    if (worker instanceof Worker) {
-      worker.on('error', (error) => {
+    if (thread instanceof Worker) {
+      thread.on('error', (error) => {
         this.#crash = error;
       });
-      worker.on('exit', (code) => this.#stopped(worker, code));
-    } else worker.on('close', () => this.#stopped(worker, 0));
+      thread.on('exit', (code) => this.#stopped(thread, code));
+    } else thread.on('close', () => this.#stopped(thread, 0));
     // An idle store must not keep the process alive; pending operations hold it (see #submit).
-    worker.unref();
+    thread.unref();
   }
 
   /**
-   * Tells `listener` when the database worker stops unexpectedly, when it runs again, and when the
+   * Tells `listener` when the database thread stops unexpectedly, when it runs again, and when the
    * store gave up restarting it (the service then exits, for its supervisor to start it afresh).
    * Returns the unsubscribe.
    */
@@ -179,17 +179,17 @@ export class SqlitePlantStore implements PlantStore {
     return () => this.#events.delete(listener);
   }
 
-  /** False while the database worker is down: restarting, or given up. */
+  /** False while the database thread is down: restarting, or given up. */
   alive(): boolean {
     return this.#failure === undefined || this.#closing !== undefined;
   }
 
   /**
-   * A store attached over a channel whose worker stopped is down until the store that opened the
-   * database gives it a channel to the new worker (see `channel`).
+   * A store attached over a channel whose thread stopped is down until the store that opened the
+   * database gives it a channel to the new thread (see `channel`).
    */
   reattach(port: MessagePort): void {
-    if (this.#worker instanceof Worker) throw new Error('Only a store made by `attach` is reattached.');
+    if (this.#thread instanceof Worker) throw new Error('Only a store made by `attach` is reattached.');
     if (this.#closing !== undefined) {
       port.close();
       return;
@@ -199,19 +199,19 @@ export class SqlitePlantStore implements PlantStore {
       this.#failure = new StoreUnavailableError(RESTARTING);
       this.#failPending();
     }
-    this.#worker = port;
+    this.#thread = port;
     this.#listen(port);
     this.#failure = undefined;
   }
 
   /**
    * A port to this store's database, for another thread to pass to `attach`: its batches go
-   * straight to the database worker and take turns there with this store's.
+   * straight to the database thread and take turns there with this store's.
    */
   channel(): MessagePort {
-    if (!(this.#worker instanceof Worker)) throw new Error('Only the store that opened the database makes channels.');
+    if (!(this.#thread instanceof Worker)) throw new Error('Only the store that opened the database makes channels.');
     const { port1, port2 } = new MessageChannel();
-    this.#worker.postMessage({ attach: port2 } satisfies AttachMessage, [port2]);
+    this.#thread.postMessage({ attach: port2 } satisfies AttachMessage, [port2]);
     return port1;
   }
 
@@ -223,33 +223,33 @@ export class SqlitePlantStore implements PlantStore {
     return new SqlitePlantStore(port, systemClock);
   }
 
-  /** Starts a database worker on `workerData`; resolves once it opened the database. */
-  static async #startWorker(workerData: ThreadData): Promise<Worker> {
-    const worker = new Worker(THREAD_URL, {
+  /** Starts a database thread on `workerData`; resolves once it opened the database. */
+  static async #startThread(workerData: ThreadData): Promise<Worker> {
+    const thread = new Worker(THREAD_URL, {
       name: 'plant-sqlite',
-      // The worker runs one known module: inherited flags such as --input-type (from `node --eval`)
+      // The thread runs one known module: inherited flags such as --input-type (from `node --eval`)
       // would break its start, and --import preloads would only slow it.
       execArgv: [],
-      // The worker holds a batch at a time (see WORKER_HEAP_MB); V8's default heap would grow to
+      // The thread holds a batch at a time (see THREAD_HEAP_MB); V8's default heap would grow to
       // tens of MiB under load.
-      resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: THREAD_HEAP_MB },
       workerData,
     });
     const started = await new Promise<StartupMessage>((resolve, reject) => {
       const onMessage = (message: unknown) => {
         // Skips what `node --watch` reports on the same port.
         if ((message as Partial<StartupMessage> | null)?.startup === undefined) return;
-        worker.off('message', onMessage);
+        thread.off('message', onMessage);
         resolve(message as StartupMessage);
       };
       // The 'error' and 'exit' listeners left behind once started do nothing: the promise is settled.
-      worker
+      thread
         .on('message', onMessage)
         .once('error', reject)
-        .once('exit', (code) => reject(new Error(`The database worker exited (code ${code}) while opening.`)));
+        .once('exit', (code) => reject(new Error(`The database thread exited (code ${code}) while opening.`)));
     });
-    if (started.startup === 'ready') return worker;
-    await worker.terminate();
+    if (started.startup === 'ready') return thread;
+    await thread.terminate();
     if (started.startup === 'in-use') {
       throw new DataDirInUseError(
         `The data directory ${workerData.dataDir} is in use by another Plant Store process; stop it or set PLANT_DATA_DIR to another directory.`,
@@ -268,7 +268,7 @@ export class SqlitePlantStore implements PlantStore {
     { clock = systemClock, tracing }: { clock?: Clock | undefined; tracing?: Tracing | undefined } = {},
   ): Promise<SqlitePlantStore> {
     const workerData: ThreadData = { dataDir, path: join(dataDir, SQLITE_FILE_NAME) };
-    return new SqlitePlantStore(await SqlitePlantStore.#startWorker(workerData), clock, tracing, workerData);
+    return new SqlitePlantStore(await SqlitePlantStore.#startThread(workerData), clock, tracing, workerData);
   }
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
@@ -297,12 +297,12 @@ export class SqlitePlantStore implements PlantStore {
     return this.#submit('health', undefined, undefined);
   }
 
-  /** Finishes the operations already issued, closes the database and ends the worker. */
+  /** Finishes the operations already issued, closes the database and ends the thread. */
   close(): Promise<void> {
-    const worker = this.#worker;
-    if (!(worker instanceof Worker)) {
+    const thread = this.#thread;
+    if (!(thread instanceof Worker)) {
       // Operations issued before still get their answers.
-      this.#closing ??= this.#drained().then(() => worker.close());
+      this.#closing ??= this.#drained().then(() => thread.close());
       return this.#closing;
     }
     if (this.#closing === undefined) {
@@ -312,15 +312,15 @@ export class SqlitePlantStore implements PlantStore {
       this.#closing = closed
         .catch(() => {})
         .then(async () => {
-          await worker.terminate();
+          await thread.terminate();
         });
     }
     return this.#closing;
   }
 
-  /** Test hook: stops the worker the way a crash would. */
+  /** Test hook: stops the thread the way a crash would. */
   terminateWorkerForTesting(): Promise<number> {
-    return (this.#worker as Worker).terminate();
+    return (this.#thread as Worker).terminate();
   }
 
   /**
@@ -385,7 +385,7 @@ export class SqlitePlantStore implements PlantStore {
       return Promise.reject(error);
     }
     const { promise, resolve, reject } = Promise.withResolvers<OpAnswer<K>>();
-    if (this.#idle()) this.#worker.ref();
+    if (this.#idle()) this.#thread.ref();
     const { code, outbox, decode } = OPERATIONS[op];
     (outbox ? this.#background : this.#queued).push({
       decode: decode as Pending['decode'],
@@ -430,7 +430,7 @@ export class SqlitePlantStore implements PlantStore {
       message = this.#message;
       this.#message = [];
     }
-    this.#worker.postMessage(message);
+    this.#thread.postMessage(message);
     if (!background) this.#admitLarge();
   }
 
@@ -457,16 +457,16 @@ export class SqlitePlantStore implements PlantStore {
     if (announced) this.#announced.notify();
     if (this.#queued.length > 0 || this.#background.length > 0) this.#schedule();
     else {
-      this.#worker.unref();
+      this.#thread.unref();
       this.#onIdle?.();
       this.#onIdle = undefined;
     }
   }
 
-  #stopped(worker: Worker | MessagePort, code: number): void {
-    // A worker replaced already: what it held failed then.
-    if (worker !== this.#worker) return;
-    const cause = this.#crash ?? new Error(`The database worker exited with code ${code}.`);
+  #stopped(thread: Worker | MessagePort, code: number): void {
+    // A thread replaced already: what it held failed then.
+    if (thread !== this.#thread) return;
+    const cause = this.#crash ?? new Error(`The database thread exited with code ${code}.`);
     this.#crash = undefined;
     this.#failure =
       this.#closing === undefined
@@ -475,7 +475,7 @@ export class SqlitePlantStore implements PlantStore {
     this.#failPending();
     // Closed, there is nothing to restart; an attached store waits for the store that opened the
     // database to reattach it.
-    if (this.#closing !== undefined || !(worker instanceof Worker)) return;
+    if (this.#closing !== undefined || !(thread instanceof Worker)) return;
     for (const listener of this.#events) listener({ kind: 'stopped', error: cause });
     this.#restart();
   }
@@ -502,8 +502,8 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   /**
-   * Starts the worker again on the same database after a delay that doubles with each recent stop;
-   * what was committed is there, and a lease the old worker held is due again (openDatabase). Past
+   * Starts the thread again on the same database after a delay that doubles with each recent stop;
+   * what was committed is there, and a lease the old thread held is due again (openDatabase). Past
    * MAX_RESTARTS stops in RESTART_WINDOW_MS, or if it cannot start, the store gives up.
    */
   #restart(): void {
@@ -516,11 +516,11 @@ export class SqlitePlantStore implements PlantStore {
     this.#clock.setTimeout(
       () => {
         if (this.#closing !== undefined) return;
-        SqlitePlantStore.#startWorker(this.#workerData as ThreadData).then(
-          async (worker) => {
-            if (this.#closing !== undefined) return void (await worker.terminate());
-            this.#worker = worker;
-            this.#listen(worker);
+        SqlitePlantStore.#startThread(this.#threadData as ThreadData).then(
+          async (thread) => {
+            if (this.#closing !== undefined) return void (await thread.terminate());
+            this.#thread = thread;
+            this.#listen(thread);
             this.#failure = undefined;
             for (const listener of this.#events) listener({ kind: 'restarted' });
           },

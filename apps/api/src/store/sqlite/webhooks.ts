@@ -4,15 +4,8 @@
  * thread imports this module: it stays free of the contract and of the store's side.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import {
-  type DeliveryRow,
-  ENDPOINT_COLUMNS,
-  type EndpointRow,
-  FAN_OUT_PER_CLAIMED,
-  FAN_OUT_ROWS,
-  toDelivery,
-  toEndpoint,
-} from '../store-shared.ts';
+import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
+import { ENDPOINT_COLUMNS, FAN_OUT_PER_CLAIMED, FAN_OUT_ROWS, toDelivery, toEndpoint } from '../store-shared.ts';
 import {
   type ClaimedDelivery,
   type CreateEndpointOutcome,
@@ -258,18 +251,16 @@ export const webhookStatements = (db: DatabaseSync) => {
   };
 };
 
+/** A claim's arguments: the time, the most to claim, the lease's end and token, the rooms (see claimDue). */
+type Claim = [now: number, limit: number, until: number, token: string, perEndpoint: number, room: (string | number)[]];
+
 /**
  * Leases up to `limit` due deliveries, taking turns across the enabled endpoints: every
  * endpoint's oldest due delivery before any endpoint's second, each within its room.
  */
 const claimFairly = (
   { webhooks }: Thread,
-  now: number,
-  limit: number,
-  until: number,
-  token: string,
-  perEndpoint: number,
-  room: (string | number)[],
+  ...[now, limit, until, token, perEndpoint, room]: Claim
 ): { seq: bigint }[] => {
   const listed = new Map<string, number>();
   for (let index = 0; index < room.length; index += 2) listed.set(room[index] as string, room[index + 1] as number);
@@ -491,22 +482,15 @@ export const webhookOperations = {
   claimDue: operation({
     ...outboxWrite,
     arity: 6,
-    run: (
-      thread: Thread,
-      now: number,
-      limit: number,
-      until: number,
-      token: string,
-      perEndpoint: number,
-      room: (string | number)[],
-    ): ClaimedRow[] => {
+    run: (thread: Thread, ...claim: Claim): ClaimedRow[] => {
+      const [now, limit] = claim;
       thread.beginWrite();
       // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
       // while the thread steps back for requests.
       fanOut(thread, FAN_OUT_PER_CLAIMED * limit);
       const { webhooks } = thread;
       const rows: ClaimedRow[] = [];
-      for (const { seq } of claimFairly(thread, now, limit, until, token, perEndpoint, room)) {
+      for (const { seq } of claimFairly(thread, ...claim)) {
         const row = webhooks.claimed.get({ seq, now }) as unknown as ClaimedRow | undefined;
         if (row === undefined) continue;
         // The webhook-id first, as ClaimedRow has it.
