@@ -35,7 +35,21 @@ export type Operation<A extends unknown[], R, I, T> = {
 
 const asIs = <R>(_: unknown, result: R): R => result;
 
-/** An operation whose answer is its result as it came, unless it says how to decode it. */
-export const operation = <A extends unknown[], R, I = undefined, T = R>(
-  definition: Omit<Operation<A, R, I, T>, 'decode'> & { decode?: (input: I, result: R) => T },
-): Operation<A, R, I, T> => ({ ...definition, decode: definition.decode ?? (asIs as (input: I, result: R) => T) });
+/**
+ * An operation whose answer is its result as it came, unless it says how to decode it. Every
+ * operation is built with the same properties in the same order: one shape, so that looking one up
+ * on the create path stays monomorphic.
+ */
+export const operation = <A extends unknown[], R, I = undefined, T = R>({
+  arity,
+  writes,
+  outbox,
+  run,
+  decode = asIs as (input: I, result: R) => T,
+}: Omit<Operation<A, R, I, T>, 'decode'> & { decode?: (input: I, result: R) => T }): Operation<A, R, I, T> => ({
+  arity,
+  writes,
+  outbox,
+  run,
+  decode,
+});

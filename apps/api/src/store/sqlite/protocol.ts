@@ -36,7 +36,10 @@ export type WireOperation = {
 
 /** Every operation by name, each with its code on the wire. */
 export const OPERATIONS = Object.fromEntries(
-  Object.entries(TABLE).map(([name, definition], code) => [name, { ...definition, name, code }]),
+  Object.entries(TABLE).map(([name, { arity, writes, outbox, run, decode }], code) => [
+    name,
+    { arity, writes, outbox, run, decode, name, code },
+  ]),
 ) as unknown as { [K in OpName]: Table[K] & { name: K; code: number } };
 
 /** The operations by code: the thread's dispatch table. */
