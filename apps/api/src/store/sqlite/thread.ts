@@ -108,7 +108,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
   };
 
   /** Runs `operation`, whose code is at `ops[at]`, with the arguments that follow it. */
-  const run = (ops: unknown[], at: number, { run, arity }: WireOperation): unknown =>
+  const runAt = (ops: unknown[], at: number, { run, arity }: WireOperation): unknown =>
     run(thread, ...ops.slice(at + 1, at + 1 + arity));
 
   return (ops) => {
@@ -117,13 +117,13 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     try {
       for (let at = 0; at < ops.length; ) {
         const operation = operationAt(ops, at);
-        reply.push(run(ops, at, operation));
+        reply.push(runAt(ops, at, operation));
         at += 1 + operation.arity;
       }
       if (db.isTransaction) commit.run();
     } catch (error) {
       // A ROLLBACK that fails leaves a connection nobody should trust: it throws on, the thread
-      // dies, and the store reports itself unavailable until the service restarts.
+      // dies, and the store answers unavailable until it has started the thread again.
       if (db.isTransaction) db.exec('ROLLBACK');
       // No write of this batch is acknowledged. Reads answer again from what is committed, so a
       // full disk refuses writes but keeps serving reads.
@@ -136,7 +136,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
           continue;
         }
         try {
-          reply.push(run(ops, at - 1 - operation.arity, operation));
+          reply.push(runAt(ops, at - 1 - operation.arity, operation));
         } catch {
           reply.push(undefined);
         }
