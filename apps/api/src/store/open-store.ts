@@ -15,8 +15,8 @@ export type OpeningStore = {
 
 /**
  * Starts opening the configured store (tracing its operations when `tracing` is set), to be called
- * once tracing started and before the rest of the service loads: the embedded store's worker
- * thread boots on the other core, and PostgreSQL connects, migrates or checks the schema in its own
+ * once tracing started and before the rest of the service loads: the embedded store's thread
+ * boots on the other core, and PostgreSQL connects, migrates or checks the schema in its own
  * processes, while this thread loads Express and the routes.
  */
 export const openStore = (

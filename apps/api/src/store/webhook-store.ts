@@ -76,7 +76,7 @@ export type StoredDelivery = {
   createdAt: Date;
 };
 
-/** A delivery leased to one worker until `leaseMs` after the claim; what an attempt needs. */
+/** A delivery leased to one delivery loop until `leaseMs` after the claim; what an attempt needs. */
 export type ClaimedDelivery = {
   id: string;
   /** The delivery's key in the outbox. */
@@ -90,7 +90,7 @@ export type ClaimedDelivery = {
   plant: { id: bigint; name: string; tag?: string };
   /** Attempts made before this one. */
   attempts: number;
-  /** Proves the lease when the attempt is recorded: a lease taken over by another worker refuses it. */
+  /** Proves the lease when the attempt is recorded: a lease taken over by another delivery loop refuses it. */
   leaseToken: string;
   createdAt: Date;
   /** The W3C traceparent of the create that announced the plant, when it was traced. */
@@ -103,7 +103,7 @@ export type AttemptResult =
   | { outcome: 'retry'; retryInMs: number; status?: number; error: string }
   /** No retry left. */
   | { outcome: 'failed'; status?: number; error: string }
-  /** The receiver answered 410 Gone: this delivery fails (the worker then disables the endpoint). */
+  /** The receiver answered 410 Gone: this delivery fails (the delivery loop then disables the endpoint). */
   | { outcome: 'gone'; status: 410; error: string };
 
 export type RecordedAttempt = { claim: ClaimedDelivery; result: AttemptResult };
@@ -111,13 +111,13 @@ export type RecordedAttempt = { claim: ClaimedDelivery; result: AttemptResult };
 export type ClaimOptions = {
   /** At most this many deliveries. */
   limit: number;
-  /** How long the claim holds; past it, another worker (of any process) may take the delivery over. */
+  /** How long the claim holds; past it, another delivery loop (of any process) may take the delivery over. */
   leaseMs: number;
   /** At most this many deliveries of an endpoint that `room` does not list. */
   perEndpoint: number;
   /**
    * At most this many deliveries of each endpoint listed (0: none), in place of `perEndpoint`: the
-   * claiming worker's room under the endpoint's window, less what it has in flight there.
+   * claiming loop's room under the endpoint's window, less what it has in flight there.
    */
   room: ReadonlyMap<string, number>;
 };
@@ -164,8 +164,8 @@ export interface WebhookStore {
    */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;
   /**
-   * Records an attempt; resolves false when the lease was lost (another worker took the delivery
-   * over). The endpoint's failing streak starts at its first attempt that is not delivered and ends
+   * Records an attempt; resolves false when the lease was lost (another delivery loop took the
+   * delivery over). The endpoint's failing streak starts at its first attempt that is not delivered and ends
    * at the next delivered one (see `disableEndpoint`).
    */
   recordAttempt(claim: ClaimedDelivery, result: AttemptResult): Promise<boolean>;
@@ -188,7 +188,7 @@ export interface WebhookStore {
   backlogByEndpoint(limit: number): Promise<EndpointBacklog[]>;
   /**
    * Calls `listener` after plants created through this store were announced, so that a delivery
-   * worker of this process starts at once instead of at its next poll; returns the unsubscribe.
+   * loop of this process starts at once instead of at its next poll; returns the unsubscribe.
    */
   onAnnounce(listener: () => void): () => void;
 }

@@ -47,7 +47,7 @@ export const postgresMigrations: readonly string[] = [
    );
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
    CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq)`,
-  // Webhook operations: see the same migration in sqlite-migrations.ts.
+  // Webhook operations: see the same migration in sqlite/migrations.ts.
   `ALTER TABLE webhook_endpoints
      ADD COLUMN previous_secret text,
      ADD COLUMN previous_secret_until timestamptz,
@@ -66,7 +66,7 @@ export const postgresMigrations: readonly string[] = [
   // Endpoints: why one is disabled (until then only 410 Gone disabled any), and since when every
   // attempt to it has failed (NULL while the last one was delivered), for auto-disable.
   // webhook_events: as on SQLite, a create writes one event per plant (not one delivery per
-  // endpoint in its own statement); the delivery worker fans events out in bounded batches. A
+  // endpoint in its own statement); the delivery loop fans events out in bounded batches. A
   // previous release still writing deliveries during a rolling deploy is served all the same.
   `DROP INDEX webhook_deliveries_due;
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
@@ -83,7 +83,7 @@ export const postgresMigrations: readonly string[] = [
      tag        text,
      created_at timestamptz NOT NULL DEFAULT now()
    )`,
-  // Tracing: see the same migration in sqlite-migrations.ts. A previous release still running during
+  // Tracing: see the same migration in sqlite/migrations.ts. A previous release still running during
   // a rolling deploy writes and copies no traceparent; its deliveries go out without one.
   `ALTER TABLE webhook_events ADD COLUMN traceparent text;
    ALTER TABLE webhook_deliveries ADD COLUMN traceparent text`,

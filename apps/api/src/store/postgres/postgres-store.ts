@@ -98,9 +98,9 @@ export const describeDatabase = (url: string): string => {
 };
 
 // Each plant inserted by a create statement is announced by that same statement while any endpoint
-// is enabled (the `announced` step below: one event, which the delivery worker fans out to the
+// is enabled (the `announced` step below: one event, which the delivery loop fans out to the
 // endpoints): one commit for both, and only for rows actually inserted, so a replay announces nothing.
-// `announced` tells whether it did, so that the delivery worker is woken only when there is work.
+// `announced` tells whether it did, so that the delivery loop is woken only when there is work.
 // The statements by id are named (see `statement`): the server parses and plans each once per
 // connection. Their plans do not depend on the values, and the ids are looked up by primary key only.
 // Both create statements go on alike after their own `inserted` step: the `announced` step (the
@@ -330,7 +330,7 @@ export class PostgresPlantStore implements PlantStore {
       );
       const byId = new Map(rows.map((row) => [row.id, row]));
       for (const { plant, settle } of batch) settle(byId.get(plant.id));
-      // Waking the delivery worker costs it a claim (two statements): only when there is something to deliver.
+      // Waking the delivery loop costs it a claim (two statements): only when there is something to deliver.
       if (rows.some((row) => row.announced)) this.webhooks.announced();
     } catch (error) {
       // An outage fails the whole batch at once; anything else may be one plant's fault, so each

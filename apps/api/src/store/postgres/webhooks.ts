@@ -333,7 +333,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   claimDue({ limit, leaseMs, perEndpoint, room }: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.#run(async () => {
-      // The fan-out and the claim are parsed and planned at every call, and the delivery worker
+      // The fan-out and the claim are parsed and planned at every call, and the delivery loop
       // calls every 20 ms while the machine is busy, webhooks in use or not. After a claim that
       // found nothing, a small named statement says first whether there can be anything to do.
       if (this.#idle) {
@@ -409,7 +409,7 @@ export class PostgresWebhookStore implements WebhookStore {
     return this.#announced.add(listener);
   }
 
-  /** Tells this process's delivery worker that plants were announced (PostgresPlantStore calls it after creates). */
+  /** Tells this process's delivery loop that plants were announced (PostgresPlantStore calls it after creates). */
   announced(): void {
     this.#announced.notify();
   }

@@ -9,7 +9,7 @@ export const sqliteMigrations: readonly string[] = [
   'CREATE INDEX plants_tag_id ON plants (tag, id)',
   // Webhooks: receivers, and the outbox of announcements written in the plant's own transaction.
   // Times are Unix milliseconds. The create writes one event row (no index to maintain: measured,
-  // indexed delivery rows halved the store's create rate); the delivery worker fans events out to
+  // indexed delivery rows halved the store's create rate); the delivery loop fans events out to
   // one delivery per enabled endpoint, off the request path. Events and deliveries keep the plant's
   // name and tag: they announce the plant as created, even if it is deleted before the receiver
   // gets it. A delivery's webhook-id is
