@@ -10,6 +10,8 @@ const ON_BOTH_STORES = [
   'src/webhooks/webhook-ids.test.ts',
   'src/webhooks/webhook-registration-clock.test.ts',
 ];
+/** On both stores, not against the client's fake: it keeps no Idempotency-Key answers. */
+const ON_BOTH_STORES_NOT_FAKE = ['src/webhooks/idempotency-key.test.ts'];
 
 export default defineConfig({
   test: {
@@ -33,7 +35,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'api-postgres', include: ON_BOTH_STORES, env: { PLANT_TEST_STORE: 'postgres' } },
+        test: {
+          name: 'api-postgres',
+          include: [...ON_BOTH_STORES, ...ON_BOTH_STORES_NOT_FAKE],
+          env: { PLANT_TEST_STORE: 'postgres' },
+        },
       },
       {
         extends: true,

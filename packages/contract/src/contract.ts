@@ -1,4 +1,5 @@
 import { initContract } from '@ts-rest/core';
+import { IdempotencyHeaders } from './idempotency.ts';
 import { LIST_PAGE_MAX_BYTES, ListPlantsQuery, PlantIdParams } from './parameters.ts';
 import { ApiError, NewPlant, Plant, PlantWithId } from './schemas.ts';
 import {
@@ -96,8 +97,9 @@ export const contract = c.router(
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Subscribe a receiver to new plants',
       description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints may be registered (409 beyond).`,
+      headers: IdempotencyHeaders,
       body: NewWebhookEndpoint,
-      responses: withFailures({ 201: CreatedWebhookEndpoint }, 409, 413, 415),
+      responses: withFailures({ 201: CreatedWebhookEndpoint }, 409, 413, 415, 422),
     },
     listWebhooks: {
       method: 'GET',
@@ -135,8 +137,9 @@ export const contract = c.router(
       description:
         'Answers a new signing secret, shown only here. For the rotation grace (PLANT_WEBHOOK_ROTATION_GRACE_MS, 24 hours by default) every delivery carries two signatures in webhook-signature, with the new secret and the previous one, so that the receiver can switch to the new secret without missing a delivery.',
       pathParams: WebhookIdParams,
+      headers: IdempotencyHeaders,
       body: c.noBody(),
-      responses: withFailures({ 200: RotatedWebhookSecret }, 404),
+      responses: withFailures({ 200: RotatedWebhookSecret }, 404, 409, 422),
     },
     recoverWebhook: {
       method: 'POST',
@@ -145,8 +148,9 @@ export const contract = c.router(
       summary: 'Attempt failed deliveries again',
       description: `Makes the failed deliveries to the endpoint announced at or after \`since\` pending again, due now, oldest first, with their original webhook-id: after a receiver outage. Each is attempted once more. At most ${WEBHOOK_RECOVER_MAX} per request: when \`requeued\` is ${WEBHOOK_RECOVER_MAX}, send it again for the rest. 409 when the endpoint is disabled (enable it first).`,
       pathParams: WebhookIdParams,
+      headers: IdempotencyHeaders,
       body: RecoverWebhookDeliveries,
-      responses: withFailures({ 202: RequeuedWebhookDeliveries }, 404, 409, 413, 415),
+      responses: withFailures({ 202: RequeuedWebhookDeliveries }, 404, 409, 413, 415, 422),
     },
     retryWebhookDelivery: {
       method: 'POST',

@@ -8,6 +8,12 @@ export {
   restoreExactIntegers,
   stringifyExactJson,
 } from './exact-json.ts';
+export {
+  IDEMPOTENCY_KEY_MAX,
+  IDEMPOTENCY_KEY_TTL_MS,
+  IDEMPOTENT_REPLAYED_HEADER,
+  IdempotencyHeaders,
+} from './idempotency.ts';
 export { INT64_MAX, INT64_MIN, Int64, isInt64 } from './int64.ts';
 export type { JsonSchema, JsonSchemaOptions } from './openapi/json-schema.ts';
 export { toJsonSchema } from './openapi/json-schema.ts';

@@ -9,7 +9,7 @@ expectTypeOf<ClientInferRequest<typeof contract.createWebhook>['body']>().toEqua
 // The secret is in the 201 only; reading answers endpoints without it.
 type Created = ServerInferResponses<typeof contract.createWebhook>;
 expectTypeOf<Created['status']>().toEqualTypeOf<
-  201 | 400 | 401 | 403 | 408 | 409 | 413 | 415 | 429 | 431 | 500 | 503
+  201 | 400 | 401 | 403 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 503
 >();
 expectTypeOf<Extract<Created, { status: 201 }>['body']>().toEqualTypeOf<CreatedWebhookEndpoint>();
 expectTypeOf<CreatedWebhookEndpoint['secret']>().toEqualTypeOf<string>();
@@ -65,3 +65,8 @@ expectTypeOf<(typeof contract)['recoverWebhook']['metadata']>().toEqualTypeOf<{ 
 expectTypeOf<(typeof contract)['retryWebhookDelivery']['metadata']>().toEqualTypeOf<{
   readonly scope: 'webhooks:write';
 }>();
+
+// The POSTs that are not idempotent by themselves take an Idempotency-Key; the others do not.
+expectTypeOf<ClientInferRequest<typeof contract.createWebhook>['headers']>().toHaveProperty('idempotency-key');
+expectTypeOf<ClientInferRequest<typeof contract.rotateWebhookSecret>['headers']>().toHaveProperty('idempotency-key');
+expectTypeOf<ClientInferRequest<typeof contract.recoverWebhook>['headers']>().toHaveProperty('idempotency-key');

@@ -46,6 +46,7 @@ const expectReadableBy = (answer: HttpAnswer, origin: string): void => {
   expect(answer.headers['access-control-allow-origin']).toBe(origin);
   expect(list(answer.headers.vary)).toContain('origin');
   expect(list(answer.headers['access-control-expose-headers'])).toEqual([
+    'idempotent-replayed',
     'link',
     'retry-after',
     'www-authenticate',
@@ -96,6 +97,7 @@ describe('CORS', () => {
       expect(list(answer.headers['access-control-allow-headers'])).toEqual([
         'authorization',
         'content-type',
+        'idempotency-key',
         'x-retry-count',
       ]);
       expect(answer.headers['access-control-max-age']).toBe('600');

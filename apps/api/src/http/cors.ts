@@ -8,10 +8,13 @@ export type CorsOrigins = '*' | readonly string[];
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 2 hours). */
 const CORS_MAX_AGE_SECONDS = 600;
 
-/** What the client reads from answers: pages, retry delays, request ids and why a token was refused. */
-const EXPOSED_HEADERS = ['Link', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'];
+/**
+ * What the client reads from answers: pages, retry delays, request ids, why a token was refused and
+ * whether an answer was replayed for an Idempotency-Key.
+ */
+const EXPOSED_HEADERS = ['Link', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate', 'Idempotent-Replayed'];
 // X-Retry-Count: @org/plant-client numbers its attempts, for the request log.
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Retry-Count'];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Retry-Count', 'Idempotency-Key'];
 
 /**
  * The CORS headers of an answer made outside the app (admission control's 503), for the origin of

@@ -24,6 +24,10 @@ const noWebhooks: WebhookStore = {
   backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
   backlogByEndpoint: async () => [],
   pruneFinished: async () => 0,
+  claimIdempotencyKey: async () => ({ outcome: 'claimed' }),
+  finishIdempotencyKey: async () => {},
+  releaseIdempotencyKey: async () => {},
+  pruneIdempotencyKeys: async () => 0,
   onAnnounce: () => () => {},
 };
 

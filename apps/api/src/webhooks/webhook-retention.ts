@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_TTL_MS } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from '../clock.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
@@ -9,10 +10,20 @@ const MOST_INTERVAL_MS = 3_600_000;
 
 export type WebhookRetention = { stop(): Promise<void> };
 
+/** Runs `batch` until it deletes fewer than PRUNE_BATCH rows (or the retention stops); resolves how many. */
+const inBatches = async (batch: () => Promise<number>, stopped: () => boolean): Promise<number> => {
+  let deleted = 0;
+  for (;;) {
+    const count = await batch();
+    deleted += count;
+    if (count < PRUNE_BATCH || stopped()) return deleted;
+  }
+};
+
 /**
- * Deletes deliveries finished (delivered or failed) longer ago than `retentionMs`, at start and then
- * every min(retention, 1 h), in batches of PRUNE_BATCH, so that the outbox stays bounded under
- * steady load. Replicas on one PostgreSQL database may all run it: their batches skip each other's.
+ * Deletes deliveries finished (delivered or failed) longer ago than `retentionMs`, and the answers
+ * kept for Idempotency-Keys past their 24 hours, at start and then every min(retention, 1 h), in
+ * batches of PRUNE_BATCH, so that the outbox and the keys stay bounded under steady load. Replicas on one PostgreSQL database may all run it: their batches skip each other's.
  */
 export const startWebhookRetention = ({
   store,
@@ -31,19 +42,27 @@ export const startWebhookRetention = ({
   let running: Promise<void> = Promise.resolve();
 
   const prune = async () => {
-    const before = new Date(clock.now() - retentionMs);
+    const now = clock.now();
+    const before = new Date(now - retentionMs);
+    const keysBefore = new Date(now - IDEMPOTENCY_KEY_TTL_MS);
     let deleted = 0;
+    let keys = 0;
     try {
-      for (;;) {
-        const batch = await store.pruneFinished(before, PRUNE_BATCH);
-        deleted += batch;
-        if (batch < PRUNE_BATCH || stopped) break;
-      }
+      deleted = await inBatches(
+        () => store.pruneFinished(before, PRUNE_BATCH),
+        () => stopped,
+      );
+      keys = await inBatches(
+        () => store.pruneIdempotencyKeys(keysBefore, PRUNE_BATCH),
+        () => stopped,
+      );
     } catch (error) {
       // The next check tries again; nothing is lost by waiting.
-      if (!stopped) logger.warn({ err: error }, 'could not delete webhook deliveries past their retention');
+      if (!stopped)
+        logger.warn({ err: error }, 'could not delete webhook deliveries or idempotency keys past their retention');
     }
     if (deleted > 0) logger.info({ deleted, retentionMs }, 'deleted webhook deliveries past their retention');
+    if (keys > 0) logger.info({ deleted: keys }, 'deleted idempotency keys past their 24 hours');
   };
 
   const schedule = (delayMs: number) => {

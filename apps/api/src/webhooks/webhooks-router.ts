@@ -9,6 +9,7 @@ import {
 import { initServer } from '@ts-rest/express';
 import { clientKey } from '../auth/bearer-auth.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
+import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody } from '../http/json-body.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
 import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
@@ -24,6 +25,8 @@ export type WebhooksRouterOptions = TargetPolicy & {
   rotationGraceMs?: number | undefined;
   /** Shared with the other lists; by default one of this router's own. */
   answers?: AnswerBudget | undefined;
+  /** Unix ms, for the Idempotency-Key's time; default: the system's. */
+  now?: (() => number) | undefined;
 };
 
 /**
@@ -125,12 +128,17 @@ export const createWebhooksRouter = (
     secrets = plainSecrets,
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
     answers = answerBudget(),
+    // Read at each call: a test that moves the system's time moves this one.
+    now = () => Date.now(),
     ...policy
   }: WebhooksRouterOptions,
-) =>
-  s.router(webhookRoutes, {
+) => {
+  const keyed = idempotencyKey({ store, secrets, now });
+  // After the body is read: the key is kept with the request it came with, route and body.
+  const idempotent = [...jsonBody(bodyLimit), keyed];
+  return s.router(webhookRoutes, {
     createWebhook: {
-      middleware: jsonBody(bodyLimit),
+      middleware: idempotent,
       handler: async ({ body }) => {
         const checked = await checkedUrl(body.url, policy);
         if ('refusal' in checked) return badBody(checked.refusal);
@@ -197,17 +205,20 @@ export const createWebhooksRouter = (
         return { status: 200, body: toEndpoint(updated.endpoint) };
       },
     },
-    rotateWebhookSecret: async ({ params }) => {
-      const secret = newSecret();
-      const rotated = await store.rotateSecret(
-        params.id,
-        secrets.seal(params.id, secret),
-        new Date(Date.now() + rotationGraceMs),
-      );
-      return rotated ? { status: 200, body: { secret } } : notFound(params.id);
+    rotateWebhookSecret: {
+      middleware: [keyed],
+      handler: async ({ params }) => {
+        const secret = newSecret();
+        const rotated = await store.rotateSecret(
+          params.id,
+          secrets.seal(params.id, secret),
+          new Date(Date.now() + rotationGraceMs),
+        );
+        return rotated ? { status: 200, body: { secret } } : notFound(params.id);
+      },
     },
     recoverWebhook: {
-      middleware: jsonBody(bodyLimit),
+      middleware: idempotent,
       handler: async ({ params, body }) => {
         const endpoint = await store.getEndpoint(params.id);
         if (endpoint === undefined) return notFound(params.id);
@@ -226,3 +237,4 @@ export const createWebhooksRouter = (
       return { status: 404, body: { error: 404, message } };
     },
   });
+};

@@ -87,6 +87,16 @@ export const postgresMigrations: readonly string[] = [
   // a rolling deploy writes and copies no traceparent; its deliveries go out without one.
   `ALTER TABLE webhook_events ADD COLUMN traceparent text;
    ALTER TABLE webhook_deliveries ADD COLUMN traceparent text`,
+  // Idempotency-Key: the first answer to a POST, kept per credential and key (digested) for 24
+  // hours; a row without a status is a request still running.
+  `CREATE TABLE idempotency_keys (
+     key         text PRIMARY KEY,
+     fingerprint text NOT NULL,
+     created_at  timestamptz NOT NULL,
+     status      integer,
+     body        text
+   );
+   CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
 ];
 
 /**

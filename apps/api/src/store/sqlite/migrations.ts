@@ -130,4 +130,14 @@ export const sqliteMigrations: readonly string[] = [
      legacy_instance = instance,
      legacy_upto = coalesce((SELECT max(seq) FROM webhook_deliveries), 0),
      instance = lower(hex(randomblob(8)))`,
+  // Idempotency-Key: the first answer to a POST, kept per credential and key (digested) for 24
+  // hours; a row without a status is a request still running.
+  `CREATE TABLE idempotency_keys (
+     key         TEXT PRIMARY KEY,
+     fingerprint TEXT NOT NULL,
+     created_at  INTEGER NOT NULL,
+     status      INTEGER,
+     body        TEXT
+   ) STRICT;
+   CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
 ];

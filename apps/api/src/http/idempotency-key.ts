@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS, IDEMPOTENT_REPLAYED_HEADER } from '@org/plant-contract';
+import type { RequestHandler } from 'express';
+import { clientKey } from '../auth/bearer-auth.ts';
+import type { WebhookStore } from '../store/webhook-store.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import { sendError } from './http-error.ts';
+
+/**
+ * A claim never finished this long after it was made is its process's, which died: the key may be
+ * claimed again. Far beyond any of these requests (each store call is bounded), far below the TTL.
+ */
+export const IDEMPOTENCY_STALE_MS = 5 * 60_000;
+
+export type IdempotencyKeyOptions = {
+  store: WebhookStore;
+  /** Seals the kept answers (they may hold a signing secret) as endpoint secrets are sealed. */
+  secrets: SecretBox;
+  /** Unix ms; default: the system's. */
+  now?: () => number;
+};
+
+const digest = (...parts: string[]): string => createHash('sha256').update(parts.join('\0')).digest('hex');
+
+/**
+ * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header, as Stripe has it) for a POST that is
+ * not idempotent by itself; it runs after the body is parsed. The first answer below 500 is kept
+ * per credential and key and replayed, with `Idempotent-Replayed: true`, to a request with the same
+ * key, route and body; the same key with another request answers 422, and one that comes while the
+ * first still runs 409. A 5xx is not kept: the request may run again. A request without the header,
+ * or with one the contract refuses (ts-rest then answers 400), passes through.
+ */
+export const idempotencyKey =
+  ({ store, secrets, now = () => Date.now() }: IdempotencyKeyOptions): RequestHandler =>
+  (req, res, next) => {
+    const header = req.headers['idempotency-key'];
+    if (typeof header !== 'string' || header.length === 0 || header.length > IDEMPOTENCY_KEY_MAX) {
+      next();
+      return;
+    }
+    const key = digest(clientKey(req, res), header);
+    const fingerprint = digest(req.method, req.originalUrl, JSON.stringify(req.body ?? null));
+    const at = now();
+    store
+      .claimIdempotencyKey(
+        key,
+        fingerprint,
+        new Date(at),
+        new Date(at - IDEMPOTENCY_KEY_TTL_MS),
+        new Date(at - IDEMPOTENCY_STALE_MS),
+      )
+      .then((claim) => {
+        switch (claim.outcome) {
+          case 'running':
+            sendError(res, 409, 'A request with this Idempotency-Key is still running; retry it in a moment.', {
+              'Retry-After': '1',
+            });
+            return;
+          case 'mismatch':
+            sendError(
+              res,
+              422,
+              'The Idempotency-Key was sent before with another request (route or body); send a new key with a new request.',
+            );
+            return;
+          case 'done':
+            res
+              .status(claim.status)
+              .set(IDEMPOTENT_REPLAYED_HEADER, 'true')
+              .type('application/json')
+              .send(secrets.open(key, claim.body));
+            return;
+          case 'claimed': {
+            const json = res.json.bind(res);
+            // The answer is kept before it is sent: a client that lost it and retries finds it.
+            res.json = (body: unknown) => {
+              res.json = json;
+              const kept =
+                res.statusCode >= 500
+                  ? store.releaseIdempotencyKey(key, fingerprint)
+                  : store.finishIdempotencyKey(
+                      key,
+                      fingerprint,
+                      res.statusCode,
+                      secrets.seal(key, JSON.stringify(body)),
+                    );
+              // Not kept (the store failed): the answer still goes out; a retry meets 409 until the claim is stale.
+              kept.catch(() => {}).then(() => json(body));
+              return res;
+            };
+            next();
+          }
+        }
+      }, next);
+  };

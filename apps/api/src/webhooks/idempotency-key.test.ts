@@ -1,0 +1,147 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS } from '@org/plant-contract';
+import { describe, expect, it, vi } from 'vitest';
+import { deferCleanups } from '../testing/cleanups.ts';
+import { startTestServer, type TestAppOptions } from '../testing/test-server.ts';
+import { callApi } from '../testing/webhook-service.ts';
+import type { HostAddress } from './host-resolver.ts';
+import { secretBox } from './secret-box.ts';
+
+const defer = deferCleanups();
+
+const start = async (options: TestAppOptions = {}) => {
+  const server = await startTestServer(undefined, { allowPrivateWebhooks: true, ...options });
+  defer(server.cleanup);
+  return server;
+};
+
+/** A POST with an Idempotency-Key; resolves the status, the replay header and the body. */
+const post = async (base: string, path: string, key: string, body?: unknown) => {
+  const response = await callApi(base, path, {
+    method: 'POST',
+    headers: { 'idempotency-key': key, ...(body === undefined && { 'content-type': '' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return {
+    status: response.status,
+    replayed: response.headers.get('idempotent-replayed'),
+    body: (await response.json()) as { id?: string; secret?: string; message?: string },
+  };
+};
+
+const endpoints = async (base: string) => ((await (await callApi(base, '/webhooks')).json()) as unknown[]).length;
+
+describe('Idempotency-Key', () => {
+  it('replays the first answer of POST /webhooks, its secret included, to a retry with the same key and body', async () => {
+    const { url: base } = await start();
+    const key = randomUUID();
+    const first = await post(base, '/webhooks', key, { url: 'http://127.0.0.1:9/hook' });
+    const retry = await post(base, '/webhooks', key, { url: 'http://127.0.0.1:9/hook' });
+    expect(first).toMatchObject({ status: 201, replayed: null });
+    expect(retry).toStrictEqual({ status: 201, replayed: 'true', body: first.body });
+    expect(retry.body.secret).toMatch(/^whsec_/);
+    expect(await endpoints(base)).toBe(1);
+  });
+
+  it('replays rotate-secret: a retry does not rotate twice', async () => {
+    const { url: base } = await start();
+    const endpoint = await post(base, '/webhooks', randomUUID(), { url: 'http://127.0.0.1:9/hook' });
+    const key = randomUUID();
+    const first = await post(base, `/webhooks/${endpoint.body.id}/rotate-secret`, key);
+    const retry = await post(base, `/webhooks/${endpoint.body.id}/rotate-secret`, key);
+    expect(first.status).toBe(200);
+    expect(retry).toStrictEqual({ status: 200, replayed: 'true', body: first.body });
+    const other = await post(base, `/webhooks/${endpoint.body.id}/rotate-secret`, randomUUID());
+    expect(other.body.secret).not.toBe(first.body.secret);
+  });
+
+  it('answers 422 to the same key with another body or route, and keeps the first answer', async () => {
+    const { url: base } = await start();
+    const key = randomUUID();
+    const first = await post(base, '/webhooks', key, { url: 'http://127.0.0.1:9/a' });
+    const other = await post(base, '/webhooks', key, { url: 'http://127.0.0.1:9/b' });
+    expect(other.status).toBe(422);
+    expect(other.body).toStrictEqual({ error: 422, message: expect.stringContaining('Idempotency-Key') });
+    const elsewhere = await post(base, `/webhooks/${first.body.id}/rotate-secret`, key);
+    expect(elsewhere.status).toBe(422);
+    expect(await post(base, '/webhooks', key, { url: 'http://127.0.0.1:9/a' })).toMatchObject({
+      status: 201,
+      body: first.body,
+    });
+    expect(await endpoints(base)).toBe(1);
+  });
+
+  it('answers 409 to a retry while the first request still runs, then replays its answer', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let resolving = () => {};
+    const resolvingStarted = new Promise<void>((resolve) => {
+      resolving = resolve;
+    });
+    const { url: base } = await start({
+      allowPrivateWebhooks: false,
+      webhookHostResolver: async (): Promise<HostAddress[]> => {
+        resolving();
+        await held;
+        return [{ address: '93.184.215.14', family: 4 }];
+      },
+    });
+    const key = randomUUID();
+    const body = { url: 'https://receiver.example/hook' };
+    const first = post(base, '/webhooks', key, body);
+    await resolvingStarted;
+    const duplicate = await post(base, '/webhooks', key, body);
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body.message).toContain('still running');
+    release();
+    const answered = await first;
+    expect(answered.status).toBe(201);
+    expect(await post(base, '/webhooks', key, body)).toStrictEqual({ ...answered, replayed: 'true' });
+  });
+
+  it('treats a key older than 24 hours as a new request', async () => {
+    const { url: base } = await start();
+    const key = randomUUID();
+    const first = await post(base, '/webhooks', key, { url: 'http://127.0.0.1:9/a' });
+    expect(first.status).toBe(201);
+    vi.setSystemTime(Date.now() + IDEMPOTENCY_KEY_TTL_MS + 1_000);
+    try {
+      // A new request: the URL is registered already (409), not the replayed 201.
+      const later = await post(base, '/webhooks', key, { url: 'http://127.0.0.1:9/a' });
+      expect(later).toMatchObject({ status: 409, replayed: null });
+      expect(later.body.message).toContain('already registered');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('answers 400 naming the header to an overlong key, and creates nothing', async () => {
+    const { url: base } = await start();
+    const answer = await post(base, '/webhooks', 'k'.repeat(IDEMPOTENCY_KEY_MAX + 1), { url: 'http://127.0.0.1:9/a' });
+    expect(answer.status).toBe(400);
+    expect(answer.body.message).toContain('idempotency-key');
+    expect(await endpoints(base)).toBe(0);
+    expect(
+      (await post(base, '/webhooks', 'k'.repeat(IDEMPOTENCY_KEY_MAX), { url: 'http://127.0.0.1:9/a' })).status,
+    ).toBe(201);
+  });
+
+  it('keeps the answer sealed at rest when PLANT_WEBHOOK_SECRETS_KEY is set', async () => {
+    const server = await start({ webhookSecrets: secretBox(randomBytes(32)) });
+    const key = randomUUID();
+    const first = await post(server.url, '/webhooks', key, { url: 'http://127.0.0.1:9/a' });
+    expect(await post(server.url, '/webhooks', key, { url: 'http://127.0.0.1:9/a' })).toMatchObject({
+      replayed: 'true',
+      body: first.body,
+    });
+    // On the embedded store: no file of the data directory holds the secret (PostgreSQL keeps none there).
+    if (!existsSync(server.dataDir)) return;
+    const secret = Buffer.from(first.body.secret as string);
+    const files = readdirSync(server.dataDir).map((name) => readFileSync(join(server.dataDir, name)));
+    expect(files.some((file) => file.includes(secret))).toBe(false);
+  });
+});
