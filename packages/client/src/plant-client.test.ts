@@ -605,11 +605,17 @@ describe('webhook management', () => {
     expect(call.headers.get('authorization')).toBe(`Bearer ${TOKEN}`);
   });
 
-  it('does not send createWebhook again after a 503 unless asked: registering twice makes two endpoints', async () => {
-    const fetch = answering(() => json({ error: 503, message: 'Unavailable.' }, 503));
-    const error = await rejection(clientWith(fetch, { maxRetries: 2 }).createWebhook({ url: endpoint.url }));
-    expect(PlantApiError.isInstance(error) && error.status).toBe(503);
-    expect(fetch).toHaveBeenCalledTimes(1);
+  it('sends createWebhook with an Idempotency-Key, the same on its retries, and a new one per call', async () => {
+    const answers = [json({ error: 503, message: 'Unavailable.' }, 503), json({ ...endpoint, secret }, 201)];
+    const fetch = vi.fn<FetchLike>(async () => answers.shift() ?? json({ ...endpoint, secret }, 201));
+    const client = clientWith(fetch, { maxRetries: 2 });
+    expect(await client.createWebhook({ url: endpoint.url })).toEqual({ ...endpoint, secret });
+    await client.createWebhook({ url: endpoint.url });
+    const keys = fetch.mock.calls.map(([, init]) => new Headers(init.headers).get('idempotency-key'));
+    expect(keys).toHaveLength(3);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
   });
 
   it('lists, reads and deletes endpoints by id, and maps a missing one to NotFoundError', async () => {
@@ -659,15 +665,18 @@ describe('webhook management', () => {
     );
   });
 
-  it('rotates a secret with one POST, not sent again after a 503 unless asked', async () => {
+  it('rotates a secret with one POST and an Idempotency-Key, retried with the same key after a 503', async () => {
     const fetch = answering(() => json({ secret }));
     expect(await clientWith(fetch).rotateWebhookSecret('ep_1')).toEqual({ secret });
     const call = onlyCall(fetch);
     expect([call.method, call.url]).toEqual(['POST', 'https://plants.example.com/webhooks/ep_1/rotate-secret']);
-    const failing = answering(() => json({ error: 503, message: 'Unavailable.' }, 503));
-    const error = await rejection(clientWith(failing, { maxRetries: 2 }).rotateWebhookSecret('ep_1'));
-    expect(PlantApiError.isInstance(error) && error.status).toBe(503);
-    expect(failing).toHaveBeenCalledTimes(1);
+    const answers = [json({ error: 503, message: 'Unavailable.' }, 503), json({ secret })];
+    const failing = vi.fn<FetchLike>(async () => answers.shift() ?? json({ secret }));
+    const client = clientWith(failing, { maxRetries: 2 });
+    expect(await client.rotateWebhookSecret('ep_1')).toEqual({ secret });
+    const keys = failing.mock.calls.map(([, init]) => new Headers(init.headers).get('idempotency-key'));
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
   });
 
   it('recovers since a Date or an RFC 3339 string, and retries one delivery', async () => {

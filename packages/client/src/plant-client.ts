@@ -81,8 +81,9 @@ export type PlantClient = {
   /**
    * Subscribes a receiver to new plants and resolves with the endpoint and its signing `secret`,
    * which the API shows only in this answer: keep it to verify deliveries (`verifyPlantWebhook`
-   * from `@org/plant-client/webhooks`). Registering is not idempotent (a second call makes a
-   * second endpoint), so it is retried only when the caller asks for it with `maxRetries`.
+   * from `@org/plant-client/webhooks`). Each call sends an Idempotency-Key, the same on its
+   * retries, so it is retried like the other calls: a retry after a lost answer gets the first
+   * answer, secret included, and registers nothing more.
    */
   createWebhook(endpoint: NewWebhookEndpoint, options?: RequestOptions): PlantPromise<CreatedWebhookEndpoint>;
   /** The subscribed endpoints, without their secrets. */
@@ -105,8 +106,8 @@ export type PlantClient = {
   /**
    * Gives the endpoint a new signing secret and resolves with it (shown only in this answer). For
    * the service's rotation grace (24 hours by default) deliveries are signed with both the new and
-   * the previous secret. Not idempotent (a second call rotates again, and the first new secret then
-   * signs only during the grace), so it is retried only when the caller asks for it with `maxRetries`.
+   * the previous secret. Each call sends an Idempotency-Key, the same on its retries, so a retry
+   * after a lost answer gets the first new secret instead of rotating again.
    */
   rotateWebhookSecret(id: string, options?: RequestOptions): PlantPromise<RotatedWebhookSecret>;
   /**
@@ -187,12 +188,18 @@ const NO_HEADERS = {};
  * What every call hands ts-rest besides its params, query and body: the caller's signal where
  * ts-rest carries it to the api (`fetchOptions`), the call's own headers, timeout and retries.
  */
-const callArgs = ({ signal, headers, timeoutMs, maxRetries }: RequestOptions, defaultMaxRetries?: number) => ({
+const callArgs = ({ signal, headers, timeoutMs, maxRetries }: RequestOptions) => ({
   fetchOptions: signal ? { signal } : NO_FETCH_OPTIONS,
   extraHeaders: headers ?? NO_HEADERS,
   timeoutMs,
-  maxRetries: maxRetries ?? defaultMaxRetries,
+  maxRetries,
 });
+
+/**
+ * A fresh Idempotency-Key for one logical call of a POST that is not idempotent by itself: ts-rest
+ * builds the headers once per call, so every retry of the call sends the same key.
+ */
+const idempotencyKey = () => ({ 'idempotency-key': globalThis.crypto.randomUUID() });
 
 /** Starts `run` at once and gives its result as a PlantPromise (a synchronous throw rejects it). */
 const call = <T>(run: () => Promise<WithResponse<T>>): PlantPromise<T> => new PlantPromise(run());
@@ -277,7 +284,8 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
 
     createWebhook: (endpoint, options = {}) =>
       call(async () => {
-        const answer = await rest.createWebhook({ body: endpoint, ...callArgs(options, 0) });
+        // Safe to retry: every attempt of this call carries its key, so a retry gets the first answer.
+        const answer = await rest.createWebhook({ body: endpoint, headers: idempotencyKey(), ...callArgs(options) });
         if (answer.status !== 201) throw toApiError(answer);
         return withResponseOf(parseOrThrow(CreatedEndpoint, answer, 'a created webhook endpoint'), answer);
       }),
@@ -326,7 +334,11 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
 
     rotateWebhookSecret: (id, options = {}) =>
       call(async () => {
-        const answer = await rest.rotateWebhookSecret({ params: { id: segment(id) }, ...callArgs(options, 0) });
+        const answer = await rest.rotateWebhookSecret({
+          params: { id: segment(id) },
+          headers: idempotencyKey(),
+          ...callArgs(options),
+        });
         if (answer.status !== 200) throw toApiError(answer);
         return withResponseOf(parseOrThrow(Rotated, answer, 'a new webhook secret'), answer);
       }),
@@ -334,7 +346,12 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
     recoverWebhook: (id, { since }, options = {}) =>
       call(async () => {
         const body = { since: since instanceof Date ? since.toISOString() : since };
-        const answer = await rest.recoverWebhook({ params: { id: segment(id) }, body, ...callArgs(options) });
+        const answer = await rest.recoverWebhook({
+          params: { id: segment(id) },
+          body,
+          headers: idempotencyKey(),
+          ...callArgs(options),
+        });
         if (answer.status !== 202) throw toApiError(answer);
         return withResponseOf(parseOrThrow(Requeued, answer, 'a webhook recovery'), answer);
       }),

@@ -1,13 +1,22 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PlantAbortError, PlantConnectionError, PlantTimeoutError } from './errors.ts';
-import { isRetryableStatus, retryAfterMs, retryDelayMs, sleep, withRetries } from './retry.ts';
+import { isRetryableAnswer, isRetryableStatus, retryAfterMs, retryDelayMs, sleep, withRetries } from './retry.ts';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 const answer = (status: number, headers: Record<string, string> = {}) => ({ status, headers: new Headers(headers) });
 
 afterEach(() => {
   vi.useRealTimers();
+});
+
+describe('isRetryableAnswer', () => {
+  it('retries a 409 with Retry-After (an Idempotency-Key still running), not a 409 without', () => {
+    expect(isRetryableAnswer({ status: 409, headers: new Headers({ 'retry-after': '1' }) })).toBe(true);
+    expect(isRetryableAnswer({ status: 409, headers: new Headers() })).toBe(false);
+    expect(isRetryableAnswer({ status: 503, headers: new Headers() })).toBe(true);
+    expect(isRetryableAnswer({ status: 422, headers: new Headers({ 'retry-after': '1' }) })).toBe(false);
+  });
 });
 
 describe('isRetryableStatus', () => {

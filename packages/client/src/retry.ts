@@ -12,6 +12,13 @@ export type Answer = { status: number; headers: Headers };
 /** 408 and 429 ask to come back later; a 5xx may be transient. Other statuses would answer the same again. */
 export const isRetryableStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500;
 
+/**
+ * A retryable status, or a 409 with Retry-After: the same Idempotency-Key's first request still runs
+ * (a conflict of state, as a taken URL, comes without one and would answer the same again).
+ */
+export const isRetryableAnswer = ({ status, headers }: Answer): boolean =>
+  isRetryableStatus(status) || (status === 409 && headers.has('retry-after'));
+
 /** No answer at all, or none within the timeout: the request may or may not have reached the server. */
 export const isRetryableError = (error: unknown): boolean =>
   PlantConnectionError.isInstance(error) || PlantTimeoutError.isInstance(error);
@@ -94,7 +101,7 @@ export const withRetries = async <T extends Answer>(
       await sleep(delayMs, signal);
       continue;
     }
-    if (!isRetryableStatus(answer.status) || retry >= maxRetries) return { answer, afterUncertainAttempt };
+    if (!isRetryableAnswer(answer) || retry >= maxRetries) return { answer, afterUncertainAttempt };
     if (answer.status >= 500) afterUncertainAttempt = true;
     const delayMs = retryDelayMs(retry, answer);
     onRetry?.(retry + 1, delayMs, { answer });

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createPlantClient } from '@org/plant-client';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS } from '@org/plant-contract';
 import { describe, expect, it, vi } from 'vitest';
 import { deferCleanups } from '../testing/cleanups.ts';
-import { startTestServer, type TestAppOptions } from '../testing/test-server.ts';
+import { startTestServer, TEST_TOKEN, type TestAppOptions } from '../testing/test-server.ts';
 import { callApi } from '../testing/webhook-service.ts';
 import type { HostAddress } from './host-resolver.ts';
 import { secretBox } from './secret-box.ts';
@@ -143,5 +144,23 @@ describe('Idempotency-Key', () => {
     const secret = Buffer.from(first.body.secret as string);
     const files = readdirSync(server.dataDir).map((name) => readFileSync(join(server.dataDir, name)));
     expect(files.some((file) => file.includes(secret))).toBe(false);
+  });
+
+  it('lets the client retry createWebhook after a lost answer: it resolves with the secret the server kept', async () => {
+    const { url: base } = await start();
+    let dropped: { secret: string } | undefined;
+    // The first answer to the POST reaches this process, after the server stored it, and is lost.
+    const fetch = async (input: string, init: RequestInit) => {
+      const answer = await globalThis.fetch(input, init);
+      if (init.method === 'POST' && dropped === undefined) {
+        dropped = (await answer.json()) as { secret: string };
+        throw new TypeError('socket hang up');
+      }
+      return answer;
+    };
+    const client = createPlantClient({ baseUrl: base, token: TEST_TOKEN, fetch });
+    const created = await client.createWebhook({ url: 'http://127.0.0.1:9/hook' });
+    expect(created.secret).toBe(dropped?.secret);
+    expect(await client.listWebhooks()).toHaveLength(1);
   });
 });
