@@ -16,7 +16,7 @@ export type IdempotencyKeyOptions = {
   store: WebhookStore;
   /** Seals the kept answers (they may hold a signing secret) as endpoint secrets are sealed. */
   secrets: SecretBox;
-  /** Unix ms; default: the system's. */
+  /** Unix ms; default: the system's, read at each call (a test that moves the system's time moves it). */
   now?: () => number;
 };
 

@@ -23,7 +23,8 @@ const inBatches = async (batch: () => Promise<number>, stopped: () => boolean): 
 /**
  * Deletes deliveries finished (delivered or failed) longer ago than `retentionMs`, and the answers
  * kept for Idempotency-Keys past their 24 hours, at start and then every min(retention, 1 h), in
- * batches of PRUNE_BATCH, so that the outbox and the keys stay bounded under steady load. Replicas on one PostgreSQL database may all run it: their batches skip each other's.
+ * batches of PRUNE_BATCH, so that the outbox and the keys stay bounded under steady load. Replicas
+ * on one PostgreSQL database may all run it: their batches skip each other's.
  */
 export const startWebhookRetention = ({
   store,

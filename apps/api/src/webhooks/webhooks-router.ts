@@ -25,8 +25,6 @@ export type WebhooksRouterOptions = TargetPolicy & {
   rotationGraceMs?: number | undefined;
   /** Shared with the other lists; by default one of this router's own. */
   answers?: AnswerBudget | undefined;
-  /** Unix ms, for the Idempotency-Key's time; default: the system's. */
-  now?: (() => number) | undefined;
 };
 
 /**
@@ -128,12 +126,10 @@ export const createWebhooksRouter = (
     secrets = plainSecrets,
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
     answers = answerBudget(),
-    // Read at each call: a test that moves the system's time moves this one.
-    now = () => Date.now(),
     ...policy
   }: WebhooksRouterOptions,
 ) => {
-  const keyed = idempotencyKey({ store, secrets, now });
+  const keyed = idempotencyKey({ store, secrets });
   // After the body is read: the key is kept with the request it came with, route and body.
   const idempotent = [...jsonBody(bodyLimit), keyed];
   return s.router(webhookRoutes, {
