@@ -12,19 +12,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { openPostgres } from './postgres.ts';
+import { parseScriptArgs } from './script-args.ts';
 import { post, startServer } from './server-process.ts';
 import { BENCH_HEADERS, createTargets, sendCreates } from './targets.ts';
 
-const { values } = parseArgs({
-  options: {
-    plants: { type: 'string', default: '1000' },
-    readers: { type: 'string', default: '1000' },
-    duration: { type: 'string', default: '15' },
-    smoke: { type: 'boolean', default: false },
-  },
-});
+const values = parseScriptArgs({ plants: '1000', readers: '1000', duration: '15' }, ['smoke']);
 const SMOKE = values.smoke;
 const PLANTS = SMOKE ? 100 : Number(values.plants);
 const READERS = SMOKE ? 50 : Number(values.readers);

@@ -9,24 +9,17 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { type CpuProfile, formatSummary, summarizeProfile } from './cpu-profile.ts';
 import type { ServerKey } from './options.ts';
 import { openPostgres, type Postgres } from './postgres.ts';
+import { parseScriptArgs } from './script-args.ts';
 import { measureColdStart, type RunningServer, startServer } from './server-process.ts';
 import { BENCH_HEADERS, BENCH_TOKEN, createTargets, plantBody, REPO_ROOT } from './targets.ts';
 import { ensureWrk, runWrk } from './wrk.ts';
 
-const { values } = parseArgs({
-  options: {
-    server: { type: 'string', default: 'c' },
-    duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '50' },
-    interval: { type: 'string', default: '250' },
-    top: { type: 'string', default: '25' },
-    cold: { type: 'boolean', default: false },
-  },
-});
+const values = parseScriptArgs({ server: 'c', duration: '10', connections: '50', interval: '250', top: '25' }, [
+  'cold',
+]);
 const key = values.server as ServerKey;
 const seconds = Number(values.duration);
 

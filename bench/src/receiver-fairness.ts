@@ -16,26 +16,23 @@ import { createServer, request, type Server, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { setTimeout as delay } from 'node:timers/promises';
+import { percentile, sendSteadily } from '../../apps/api/src/testing/steady-sends.ts';
+import { numberList, parseScriptArgs } from './script-args.ts';
 import { post, startServer } from './server-process.ts';
 import { API_DIR, API_SERVICE, apiEnv, BENCH_HEADERS, plantBody } from './targets.ts';
 
 type Kind = 'hang' | 'slow' | 'refuse';
 
-const { values } = parseArgs({
-  options: {
-    plants: { type: 'string', default: '200' },
-    rate: { type: 'string', default: '20' },
-    bad: { type: 'string', default: '1,4,16' },
-    kinds: { type: 'string', default: 'hang,slow,refuse' },
-    // 20 plants beside 1 and 16 bad receivers of each kind: proves the scenario runs, measures nothing.
-    smoke: { type: 'boolean', default: false },
-  },
-});
+const values = parseScriptArgs(
+  { plants: '200', rate: '20', bad: '1,4,16', kinds: 'hang,slow,refuse' },
+  // 20 plants beside 1 and 16 bad receivers of each kind: proves the scenario runs, measures nothing.
+  ['smoke'],
+);
 const PLANTS = values.smoke ? 20 : Number(values.plants);
 const RATE = Number(values.rate);
-const COUNTS = (values.smoke ? '1,16' : (values.bad ?? '')).split(',').map(Number);
-const KINDS = (values.kinds ?? '').split(',') as Kind[];
+const COUNTS = numberList(values.smoke ? '1,16' : values.bad);
+const KINDS = values.kinds.split(',') as Kind[];
 for (const kind of KINDS) if (!['hang', 'slow', 'refuse'].includes(kind)) throw new Error(`Unknown kind ${kind}.`);
 /** How long after the last create the healthy receiver's deliveries are waited for (the issue's window). */
 const WAIT_AFTER_MS = 20_000;
@@ -98,11 +95,6 @@ const create = (api: string, id: number): Promise<void> =>
     req.end(body);
   });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
-const percentile = (sorted: number[], share: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] ?? Number.NaN;
-
 type Figures = { p50: number; p99: number; max: number; within: number };
 
 /** The healthy receiver's delivery latencies beside `count` receivers of `kind`. */
@@ -129,16 +121,14 @@ const measure = async (kind: Kind, count: number): Promise<Figures> => {
     const all = new Promise<void>((resolve) => {
       onAll = resolve;
     });
-    const creates: Promise<void>[] = [];
-    const start = performance.now();
-    for (let index = 0; index < PLANTS; index++) {
-      await sleep(start + (index * 1000) / RATE - performance.now());
-      const id = index + 1;
-      sentAt.set(id, performance.now());
-      creates.push(create(server.url, id));
-    }
-    await Promise.all(creates);
-    await Promise.race([all, sleep(WAIT_AFTER_MS)]);
+    await sendSteadily(
+      PLANTS,
+      RATE,
+      () => performance.now(),
+      sentAt,
+      (id) => create(server.url, id),
+    );
+    await Promise.race([all, delay(WAIT_AFTER_MS)]);
     const sorted = [...latencies].sort((a, b) => a - b);
     const within = sorted.length;
     // Those that never arrived count as the longest wait.

@@ -13,25 +13,21 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { startHeldReceiver } from './held-receiver.ts';
 import { openPostgres } from './postgres.ts';
+import { numberList, parseScriptArgs } from './script-args.ts';
 import { post, type RunningServer, startServer } from './server-process.ts';
 import { API_DIR, API_SERVICE, API_WORKER, apiEnv, BENCH_HEADERS, sendCreates } from './targets.ts';
 
-const { values } = parseArgs({
-  options: {
-    plants: { type: 'string', default: '5000' },
-    endpoints: { type: 'string', default: '4' },
-    workers: { type: 'string', default: '1,2' },
-    // A few hundred plants and one worker: proves the scenario runs, measures nothing.
-    smoke: { type: 'boolean', default: false },
-  },
-});
+const values = parseScriptArgs(
+  { plants: '5000', endpoints: '4', workers: '1,2' },
+  // A few hundred plants and one worker: proves the scenario runs, measures nothing.
+  ['smoke'],
+);
 const PLANTS = values.smoke ? 300 : Number(values.plants);
 const ENDPOINTS = Number(values.endpoints);
 const DELIVERIES = PLANTS * ENDPOINTS;
-const LEVELS = values.smoke ? [1] : (values.workers ?? '').split(',').map(Number);
+const LEVELS = values.smoke ? [1] : numberList(values.workers);
 const IN_FLIGHT = 10;
 const CLOCK_TICKS_PER_SECOND = 100;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { postPlant } from '../testing/http-request.ts';
+import { percentile, sendSteadily } from '../testing/steady-sends.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
 import type { ReceivedWebhook } from '../testing/webhook-receiver.ts';
 import { registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
@@ -8,27 +9,14 @@ import { registerEndpoint, startWebhookService } from '../testing/webhook-servic
 const defer = deferCleanups();
 const receiver = () => deferredReceiver(defer);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const percentile = (sorted: number[], share: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] ?? Number.NaN;
-
 /** Creates `count` plants at `perSecond`, each timed from the moment it is sent; resolves with the send times by id. */
 const createSteadily = async (base: string, count: number, perSecond: number): Promise<Map<number, number>> => {
   const sentAt = new Map<number, number>();
-  const creates: Promise<unknown>[] = [];
-  const start = Date.now();
-  for (let index = 0; index < count; index++) {
-    await sleep(start + (index * 1000) / perSecond - Date.now());
-    const id = index + 1;
-    sentAt.set(id, Date.now());
-    creates.push(
-      postPlant(base, TEST_TOKEN, { id: BigInt(id), name: `Plant ${id}` }).then((answer) =>
-        expect(answer.status).toBe(200),
-      ),
-    );
-  }
-  await Promise.all(creates);
+  await sendSteadily(count, perSecond, Date.now, sentAt, (id) =>
+    postPlant(base, TEST_TOKEN, { id: BigInt(id), name: `Plant ${id}` }).then((answer) =>
+      expect(answer.status).toBe(200),
+    ),
+  );
   return sentAt;
 };
 
