@@ -65,6 +65,18 @@ const openStore = async (dataDir: string, clock?: Clock): Promise<{ store: Plant
   };
 };
 
+/** Closes `server` and its connections, then runs `after`; a second call does nothing. */
+const stopOnce = (server: Server, after: () => Promise<void> = async () => {}) => {
+  let stopped = false;
+  return async () => {
+    if (stopped) return;
+    stopped = true;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await after();
+  };
+};
+
 /** The fake instead of the app, with the options it models; a restart on the same directory starts empty. */
 const startFakeServer = async (dataDir: string, options: TestAppOptions): Promise<TestServer> => {
   const { createPlantStoreFake } = await import('@org/plant-client/testing');
@@ -75,13 +87,7 @@ const startFakeServer = async (dataDir: string, options: TestAppOptions): Promis
     ...(options.webhookRotationGraceMs !== undefined && { rotationGraceMs: options.webhookRotationGraceMs }),
   });
   const { server, url } = await serveFake(fake);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
+  const stop = stopOnce(server);
   return {
     url,
     dataDir,
@@ -112,14 +118,7 @@ export const startTestServer = async (
   });
   answerClientErrors(server);
   const { port } = server.address() as AddressInfo;
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await store.close();
-  };
+  const stop = stopOnce(server, () => store.close());
   return {
     url: `http://127.0.0.1:${port}`,
     dataDir,

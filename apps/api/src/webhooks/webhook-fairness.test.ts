@@ -3,7 +3,7 @@ import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { percentile, sendSteadily } from '../testing/steady-sends.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
-import type { ReceivedWebhook } from '../testing/webhook-receiver.ts';
+import type { ReceivedWebhook, WebhookReceiver } from '../testing/webhook-receiver.ts';
 import { registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
 const defer = deferCleanups();
@@ -29,61 +29,60 @@ const latencies = (received: ReceivedWebhook[], sentAt: Map<number, number>): nu
 const describeLatencies = (sorted: number[]) =>
   `p50 ${percentile(sorted, 0.5)} ms, p99 ${percentile(sorted, 0.99)} ms, max ${percentile(sorted, 1)} ms`;
 
+/** The service with `hangingCount` receivers that never answer, then a healthy one, each registered. */
+const serviceBesideHanging = async (timeoutMs: number, hangingCount: number) => {
+  const service = await startWebhookService({ timeoutMs });
+  defer(service.cleanup);
+  const hanging = await Promise.all(Array.from({ length: hangingCount }, () => receiver()));
+  for (const each of hanging) {
+    each.answer('hang');
+    await registerEndpoint(service.base, each.url);
+  }
+  const healthy = await receiver();
+  await registerEndpoint(service.base, healthy.url);
+  return { base: service.base, hanging, healthy };
+};
+
+/** The healthy receiver's deliveries of `count` creates, latencies logged under `label`, shortest first. */
+const deliverSteadily = async (
+  { base, healthy }: { base: string; healthy: WebhookReceiver },
+  count: number,
+  perSecond: number,
+  label: string,
+) => {
+  const sentAt = await createSteadily(base, count, perSecond);
+  const received = await healthy.waitFor(count, 20_000);
+  const sorted = latencies(received, sentAt);
+  console.log(`${label}, ${count} creates at ${perSecond}/s: delivery latency ${describeLatencies(sorted)}`);
+  expect(new Set(received.map(({ body }) => body)).size).toBe(count);
+  return sorted;
+};
+
 describe('fairness across receivers', () => {
   it('delivers to a healthy receiver soon after each create while another receiver hangs', async () => {
-    const service = await startWebhookService({ timeoutMs: 10_000 });
-    defer(service.cleanup);
-    const hanging = await receiver();
-    hanging.answer('hang');
-    const healthy = await receiver();
-    await registerEndpoint(service.base, hanging.url);
-    await registerEndpoint(service.base, healthy.url);
+    const service = await serviceBesideHanging(10_000, 1);
 
     // 100 creates a second for 3 seconds.
-    const count = 300;
-    const sentAt = await createSteadily(service.base, count, 100);
-    const received = await healthy.waitFor(count, 20_000);
-
-    const sorted = latencies(received, sentAt);
-    console.log(
-      `healthy receiver beside a hanging one, ${count} creates at 100/s: delivery latency ${describeLatencies(sorted)}`,
-    );
-    expect(new Set(received.map(({ body }) => body)).size).toBe(count);
+    const sorted = await deliverSteadily(service, 300, 100, 'healthy receiver beside a hanging one');
     // The target is 1 s at p99 (see the log line); the bound is generous so that a busy machine
     // cannot fail it. Without a per-endpoint limit, 15 of 300 arrived within 5 s.
     expect(percentile(sorted, 0.99)).toBeLessThan(4_000);
     // The hanging receiver never answered: it holds the one attempt a new endpoint starts with.
-    expect(hanging.mostAtOnce()).toBe(1);
+    expect(service.hanging[0]?.mostAtOnce()).toBe(1);
   }, 60_000);
 
   it.each([4, 16])(
     'delivers to a healthy receiver soon after each create while %i receivers hang',
     async (hangingCount) => {
       // Longer than the test: the hanging receivers' attempts never time out.
-      const service = await startWebhookService({ timeoutMs: 60_000 });
-      defer(service.cleanup);
-      const hanging = await Promise.all(Array.from({ length: hangingCount }, () => receiver()));
-      for (const each of hanging) {
-        each.answer('hang');
-        await registerEndpoint(service.base, each.url);
-      }
-      const healthy = await receiver();
-      await registerEndpoint(service.base, healthy.url);
+      const service = await serviceBesideHanging(60_000, hangingCount);
 
-      const count = 100;
-      const sentAt = await createSteadily(service.base, count, 50);
       // With 4 slots per endpoint of 16 in all, the hanging receivers held every slot until their
       // timeout, and the healthy one got nothing meanwhile.
-      const received = await healthy.waitFor(count, 20_000);
-
-      const sorted = latencies(received, sentAt);
-      console.log(
-        `healthy receiver beside ${hangingCount} hanging ones, ${count} creates at 50/s: delivery latency ${describeLatencies(sorted)}`,
-      );
-      expect(new Set(received.map(({ body }) => body)).size).toBe(count);
+      const sorted = await deliverSteadily(service, 100, 50, `healthy receiver beside ${hangingCount} hanging ones`);
       // The target is 1 s at p99; generous for a busy machine, far below the hanging attempts' timeout.
       expect(percentile(sorted, 0.99)).toBeLessThan(4_000);
-      for (const each of hanging) expect(each.mostAtOnce()).toBe(1);
+      for (const each of service.hanging) expect(each.mostAtOnce()).toBe(1);
     },
     60_000,
   );
