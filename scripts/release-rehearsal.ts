@@ -26,7 +26,6 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,7 +34,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../apps/api/src/testing/free-port.ts';
-import { strictConsumerTsconfig } from '../packages/client/src/testing/consumer-project.ts';
+import { linkDir, strictConsumerTsconfig } from '../packages/client/src/testing/consumer-project.ts';
 
 type Manifest = {
   name: string;
@@ -127,18 +126,14 @@ try {
 
   // Only the links these commands need, so that nothing can write into the real node_modules:
   // the changelog generator that .changeset/config.json names, and workspace dependencies.
-  const link = (target: string, at: string) => {
-    mkdirSync(dirname(at), { recursive: true });
-    symlinkSync(target, at);
-  };
   const changesetsCli = dirname(require.resolve('@changesets/cli/package.json'));
-  link(changesetsCli, join(snapshot, 'node_modules/@changesets/cli'));
+  linkDir(changesetsCli, join(snapshot, 'node_modules/@changesets/cli'));
   const dirByName = new Map(publishedDirs.map((dir) => [readManifest(join(root, dir)).name, dir]));
   for (const dir of publishedDirs) {
     for (const [name, spec] of Object.entries(readManifest(join(root, dir)).dependencies ?? {})) {
       const target = dirByName.get(name);
       if (spec.startsWith('workspace:') && target) {
-        link(
+        linkDir(
           relative(join(snapshot, dir, 'node_modules', dirname(name)), join(snapshot, target)),
           join(snapshot, dir, 'node_modules', name),
         );
@@ -164,7 +159,7 @@ try {
   // What `pnpm version-packages` runs next: the OpenAPI document at the new version, recorded as the
   // released one (the baseline of `pnpm api:check`). Its scripts import zod and @ts-rest/core.
   for (const name of ['zod', '@ts-rest/core']) {
-    link(
+    linkDir(
       realpathSync(join(root, 'packages/contract/node_modules', name)),
       join(snapshot, 'packages/contract/node_modules', name),
     );

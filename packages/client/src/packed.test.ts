@@ -20,12 +20,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Api,
   strictConsumerTsconfig as consumerTsconfig,
+  DOM_LIB,
   expectBuilt,
   packageDirs as packages,
   packPackages,
   readManifest,
   repoRoot,
   run,
+  STRICT_CHECKS,
   settleAll,
   startApi,
   typeErrors,
@@ -124,13 +126,11 @@ export const show = async (list: HTMLElement): Promise<void> => {
 
 const browserTsconfig = {
   compilerOptions: {
-    target: 'es2022',
-    lib: ['es2022', 'dom', 'dom.iterable'],
+    ...STRICT_CHECKS,
+    lib: DOM_LIB,
     module: 'preserve',
     moduleResolution: 'bundler',
     types: [],
-    strict: true,
-    skipLibCheck: false,
     noEmit: true,
   },
   include: ['browser.ts'],

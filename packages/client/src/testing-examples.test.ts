@@ -7,21 +7,20 @@
  * TypeScript with the libraries' types checked too, and runs the examples with vitest. (That npm
  * and pnpm install the tarballs themselves is zod4-consumer.test.ts's to show.)
  */
-import {
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectBuilt, packPackages, run, typeErrors } from './testing/consumer-project.ts';
+import {
+  DOM_LIB,
+  expectBuilt,
+  linkDir,
+  packPackages,
+  run,
+  STRICT_CHECKS,
+  typeErrors,
+} from './testing/consumer-project.ts';
 
 const clientDir = join(import.meta.dirname, '..');
 const examples = join(clientDir, 'examples/testing');
@@ -32,24 +31,17 @@ const installed = (name: string): string => realpathSync(join(clientDir, 'node_m
 
 const tsconfig = {
   compilerOptions: {
-    target: 'es2022',
+    ...STRICT_CHECKS,
     // msw's types describe browser globals (fetch, WebSocket, MessageEvent) as the DOM library does.
-    lib: ['es2022', 'dom', 'dom.iterable'],
+    lib: DOM_LIB,
     module: 'nodenext',
     moduleResolution: 'nodenext',
     types: ['node'],
-    strict: true,
     noUncheckedIndexedAccess: true,
     exactOptionalPropertyTypes: true,
-    skipLibCheck: false,
     noEmit: true,
   },
   include: ['examples'],
-};
-
-const link = (target: string, path: string) => {
-  mkdirSync(dirname(path), { recursive: true });
-  symlinkSync(target, path, 'dir');
 };
 
 const unpack = async (tarball: string, into: string) => {
@@ -66,12 +58,12 @@ const prepareConsumer = async (dir: string, zod: Zod, packed: { contract: string
   const contract = join(modules, '@org/plant-contract');
   await Promise.all([unpack(packed.client, client), unpack(packed.contract, contract)]);
   for (const name of ['@ts-rest/core', 'standardwebhooks', 'msw', 'vitest', '@types/node']) {
-    link(installed(name), join(modules, name));
+    linkDir(installed(name), join(modules, name));
   }
-  link(installed(zod === 'zod 3' ? 'zod' : 'zod-v4'), join(modules, 'zod'));
+  linkDir(installed(zod === 'zod 3' ? 'zod' : 'zod-v4'), join(modules, 'zod'));
   // Below the packages, their own range (zod 3), wherever the top level has another.
   if (zod === 'zod 4')
-    for (const dependent of [client, contract]) link(installed('zod'), join(dependent, 'node_modules/zod'));
+    for (const dependent of [client, contract]) linkDir(installed('zod'), join(dependent, 'node_modules/zod'));
   cpSync(examples, join(dir, 'examples/testing'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'testing-examples', private: true, type: 'module' }));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));

@@ -87,6 +87,10 @@ search ns.svc.cluster.local svc.cluster.local cluster.local
 options ndots:5
 `;
 
+/** A resolver asking only the name server at `address`, searching as a pod in `ns` does. */
+const podResolver = (address: string, timeoutMs: number) =>
+  createHostResolver({ timeoutMs, servers: [address], hosts: new Map(), resolvConf: parseResolvConf(POD_RESOLV_CONF) });
+
 describe('search domains (resolv.conf)', () => {
   it('reads the search list and ndots as glibc does', () => {
     expect(parseResolvConf(POD_RESOLV_CONF)).toStrictEqual({
@@ -130,12 +134,7 @@ describe('search domains (resolv.conf)', () => {
       ]),
     );
     defer(server.close);
-    const resolve = createHostResolver({
-      timeoutMs: 30_000,
-      servers: [server.address],
-      hosts: new Map(),
-      resolvConf: parseResolvConf(POD_RESOLV_CONF),
-    });
+    const resolve = podResolver(server.address, 30_000);
     const asked = async (host: string) => {
       const before = server.asked.length;
       const addresses = await resolve(host);
@@ -168,12 +167,7 @@ describe('search domains (resolv.conf)', () => {
   it('ends a search at a name server that does not answer, within the one timeout', async () => {
     const server = await startSilentNameServer();
     defer(server.close);
-    const resolve = createHostResolver({
-      timeoutMs: 300,
-      servers: [server.address],
-      hosts: new Map(),
-      resolvConf: parseResolvConf(POD_RESOLV_CONF),
-    });
+    const resolve = podResolver(server.address, 300);
     await expect(resolve('receiver')).rejects.toMatchObject({ name: 'HostLookupError', code: 'ETIMEOUT' });
   });
 });

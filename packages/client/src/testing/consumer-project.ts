@@ -3,9 +3,9 @@
  * packed as `pnpm publish` would, and tsc run over a consumer's project.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -95,16 +95,26 @@ export const settleAll = async (steps: Promise<unknown>[]): Promise<void> => {
   if (failed) throw failed.reason;
 };
 
+/** What every consumer project here is checked under: strict, with the libraries' own types checked too. */
+export const STRICT_CHECKS = { target: 'es2022', strict: true, skipLibCheck: false } as const;
+
+/** The standard library a project gets with the DOM's types (browser globals, or msw's types of them). */
+export const DOM_LIB = ['es2022', 'dom', 'dom.iterable'];
+
+/** Links the directory `at` to `target`, making its parent first. */
+export const linkDir = (target: string, at: string): void => {
+  mkdirSync(dirname(at), { recursive: true });
+  symlinkSync(target, at, 'dir');
+};
+
 /** A strict Node consumer's tsconfig.json over consumer.ts: nodenext, the libraries' types checked too. */
 export const strictConsumerTsconfig = {
   compilerOptions: {
-    target: 'es2022',
+    ...STRICT_CHECKS,
     lib: ['es2022'],
     module: 'nodenext',
     moduleResolution: 'nodenext',
     types: ['node'],
-    strict: true,
-    skipLibCheck: false,
     outDir: 'dist',
   },
   include: ['consumer.ts'],
