@@ -14,19 +14,20 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { exactJsonReplacer, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-contract';
+import { exactJsonReplacer } from '@org/plant-contract';
 import { PAGE_BYTES } from '../src/plants/plants-router.ts';
 import type { StoredPlant } from '../src/store/plant-store.ts';
 import { listBytes } from '../src/store/row-bytes.ts';
 import { OPERATIONS } from '../src/store/sqlite/protocol.ts';
 import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME, SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
+import { LARGEST_NAME, LARGEST_TAG } from '../src/testing/largest-values.ts';
 import { makeDataDir } from '../src/testing/test-server.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('Run with node --expose-gc.');
 const MiB = 1024 * 1024;
-const name = '🌿'.repeat(NAME_MAX_LENGTH);
-const tag = '🌵'.repeat(TAG_MAX_LENGTH);
+const name = LARGEST_NAME;
+const tag = LARGEST_TAG;
 const PLANTS = 1_000;
 
 const dataDir = makeDataDir();

@@ -23,8 +23,8 @@ import { admitRequests } from '../src/http/admission.ts';
 import { drainConnections } from '../src/http/drain.ts';
 import { createHttpServer } from '../src/http/http-server.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
-import type { PlantStore } from '../src/store/plant-store.ts';
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
+import { withCreate } from '../src/testing/store-with-create.ts';
 import { makeDataDir } from '../src/testing/test-server.ts';
 
 const TOKEN = 'memory-costs-token-0123456789abcdef';
@@ -60,19 +60,10 @@ const openConnections = async (port: number, count: number, mode: Mode) => {
 const measure = async (mode: Mode, count: number) => {
   const real = await SqlitePlantStore.open(makeDataDir());
   let held = 0;
-  const store: PlantStore = {
-    webhooks: real.webhooks,
-    create: () => {
-      held += 1;
-      return new Promise(() => {});
-    },
-    get: (id) => real.get(id),
-    list: (options) => real.list(options),
-    delete: (id) => real.delete(id),
-    health: () => real.health(),
-    alive: () => real.alive(),
-    close: () => real.close(),
-  };
+  const store = withCreate(real, () => {
+    held += 1;
+    return new Promise(() => {});
+  });
   const metrics = createMetrics({});
   const logger = pino({ enabled: false });
   const app = createApp({

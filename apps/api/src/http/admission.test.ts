@@ -8,9 +8,9 @@ import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { createMetrics } from '../ops/metrics.ts';
-import type { PlantStore } from '../store/plant-store.ts';
 import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import { httpRequest, postPlant } from '../testing/http-request.ts';
+import { withCreate } from '../testing/store-with-create.ts';
 import { makeDataDir } from '../testing/test-server.ts';
 import { type Admission, type AdmissionLimits, admitRequests } from './admission.ts';
 import { corsAnswerHeaders } from './cors.ts';
@@ -28,19 +28,10 @@ afterEach(async () => {
 const slowedStore = (store: SqlitePlantStore) => {
   const waiting: (() => void)[] = [];
   let opened = false;
-  const slowed: PlantStore = {
-    webhooks: store.webhooks,
-    create: async (plant) => {
-      if (!opened) await new Promise<void>((resolve) => waiting.push(resolve));
-      return store.create(plant);
-    },
-    get: (id) => store.get(id),
-    list: (options) => store.list(options),
-    delete: (id) => store.delete(id),
-    health: () => store.health(),
-    alive: () => store.alive(),
-    close: () => store.close(),
-  };
+  const slowed = withCreate(store, async (plant) => {
+    if (!opened) await new Promise<void>((resolve) => waiting.push(resolve));
+    return store.create(plant);
+  });
   return {
     slowed,
     waiting,

@@ -1,4 +1,5 @@
 import { type Agent, type IncomingHttpHeaders, request } from 'node:http';
+import { CodedError } from '../coded-error.ts';
 
 export type HttpAnswer = { status: number; headers: IncomingHttpHeaders; text: string; json(): unknown };
 
@@ -13,13 +14,8 @@ export type HttpRequestOptions = {
 };
 
 /** An HTTP failure without an answer: `code` is the socket error (ECONNREFUSED, ECONNRESET…) or TEST_TIMEOUT. */
-export class NoAnswerError extends Error {
+export class NoAnswerError extends CodedError {
   override readonly name = 'NoAnswerError';
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
-  }
 }
 
 /** A plain node:http request, so that tests control connections and timeouts exactly. */
@@ -34,11 +30,11 @@ export const httpRequest = (
       ...(agent !== undefined && { agent }),
     });
     const timer = setTimeout(() => {
-      outgoing.destroy(new NoAnswerError('TEST_TIMEOUT', `${method} ${url} got no answer within ${timeoutMs} ms`));
+      outgoing.destroy(new NoAnswerError(`${method} ${url} got no answer within ${timeoutMs} ms`, 'TEST_TIMEOUT'));
     }, timeoutMs);
     outgoing.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(error instanceof NoAnswerError ? error : new NoAnswerError(error.code ?? 'ERROR', error.message));
+      reject(error instanceof NoAnswerError ? error : new NoAnswerError(error.message, error.code ?? 'ERROR'));
     });
     outgoing.once('response', (response) => {
       let text = '';
@@ -51,7 +47,7 @@ export const httpRequest = (
       });
       response.once('error', (error: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        reject(new NoAnswerError(error.code ?? 'ERROR', error.message));
+        reject(new NoAnswerError(error.message, error.code ?? 'ERROR'));
       });
     });
     outgoing.end(body);

@@ -1,6 +1,7 @@
 import { promises as dns } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { CodedError } from '../coded-error.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 
 /**
@@ -41,13 +42,8 @@ export type ResolvConf = {
 };
 
 /** A failed lookup; `code` as node:dns names them (ENOTFOUND, ETIMEOUT…), `message` a sentence. */
-export class HostLookupError extends Error {
+export class HostLookupError extends CodedError {
   override readonly name = 'HostLookupError';
-  readonly code: string;
-  constructor(message: string, code: string) {
-    super(message);
-    this.code = code;
-  }
 }
 
 const familyOf = (address: string): 4 | 6 => (isIP(address) === 6 ? 6 : 4);

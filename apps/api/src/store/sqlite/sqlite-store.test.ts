@@ -2,15 +2,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import {
-  NAME_MAX_LENGTH,
-  TAG_MAX_LENGTH,
-  WEBHOOK_DESCRIPTION_MAX_LENGTH,
-  WEBHOOK_ENDPOINTS_MAX,
-  WEBHOOK_URL_MAX_LENGTH,
-} from '@org/plant-contract';
+import { WEBHOOK_ENDPOINTS_MAX, WEBHOOK_URL_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../clock.ts';
+import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '../../testing/largest-values.ts';
 import { manualClock } from '../../testing/manual-clock.ts';
 import { describePlantStore } from '../../testing/plant-store-suite.ts';
 import { type ChildResult, runToEnd } from '../../testing/run-to-end.ts';
@@ -445,9 +440,8 @@ describe('SqlitePlantStore', () => {
 
     it('answers a flood of the largest lists in batches its thread holds, instead of running out of memory', async () => {
       const store = await openStore();
-      const name = '🌿'.repeat(NAME_MAX_LENGTH);
-      const tag = '🌵'.repeat(TAG_MAX_LENGTH);
-      await Promise.all(Array.from({ length: 1_000 }, (_, index) => store.create({ id: BigInt(index), name, tag })));
+      const plant = { name: LARGEST_NAME, tag: LARGEST_TAG };
+      await Promise.all(Array.from({ length: 1_000 }, (_, index) => store.create({ id: BigInt(index), ...plant })));
       // 1.2 MB each without a byte bound: a hundred at once took 120 MB in one batch.
       const lists = await Promise.all(Array.from({ length: 100 }, () => store.list({ limit: 1_000 })));
       expect(lists.map((list) => list.length)).toStrictEqual(Array(100).fill(1_000));
@@ -458,9 +452,12 @@ describe('SqlitePlantStore', () => {
       const store = await openStore();
       // URLs as stored: a four-byte character takes 12 once percent-encoded.
       const path = encodeURIComponent('🌿').repeat(WEBHOOK_URL_MAX_LENGTH - 30);
-      const description = '🌵'.repeat(WEBHOOK_DESCRIPTION_MAX_LENGTH);
       for (let index = 0; index < WEBHOOK_ENDPOINTS_MAX; index += 1) {
-        const endpoint = { id: `ep_${index}`, url: `https://e${index}.example/${path}`, description };
+        const endpoint = {
+          id: `ep_${index}`,
+          url: `https://e${index}.example/${path}`,
+          description: LARGEST_DESCRIPTION,
+        };
         await store.webhooks.createEndpoint({ ...endpoint, secret: 'whsec_x' }, 100);
       }
       const lists = await Promise.all(Array.from({ length: 60 }, () => store.webhooks.listEndpoints()));
