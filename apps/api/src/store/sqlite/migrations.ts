@@ -1,3 +1,22 @@
+/**
+ * The columns of webhook_deliveries after its seq, as the table was first created; rebuilding it
+ * (AUTOINCREMENT, below) declares them again. Applied migrations must not change: this text keeps
+ * the first one as it was.
+ */
+const DELIVERY_COLUMNS = `     endpoint_id     TEXT NOT NULL,
+     plant_id        INTEGER NOT NULL,
+     name            TEXT NOT NULL,
+     tag             TEXT,
+     status          TEXT NOT NULL DEFAULT 'pending',
+     attempts        INTEGER NOT NULL DEFAULT 0,
+     last_status     INTEGER,
+     last_error      TEXT,
+     next_attempt_at INTEGER,
+     delivered_at    INTEGER,
+     lease_until     INTEGER,
+     lease_token     TEXT,
+     created_at      INTEGER NOT NULL`;
+
 /** Versioned schema changes, applied in order at start; `PRAGMA user_version` records the last. */
 export const sqliteMigrations: readonly string[] = [
   `CREATE TABLE plants (
@@ -35,19 +54,7 @@ export const sqliteMigrations: readonly string[] = [
    ) STRICT;
    CREATE TABLE webhook_deliveries (
      seq             INTEGER PRIMARY KEY,
-     endpoint_id     TEXT NOT NULL,
-     plant_id        INTEGER NOT NULL,
-     name            TEXT NOT NULL,
-     tag             TEXT,
-     status          TEXT NOT NULL DEFAULT 'pending',
-     attempts        INTEGER NOT NULL DEFAULT 0,
-     last_status     INTEGER,
-     last_error      TEXT,
-     next_attempt_at INTEGER,
-     delivered_at    INTEGER,
-     lease_until     INTEGER,
-     lease_token     TEXT,
-     created_at      INTEGER NOT NULL
+${DELIVERY_COLUMNS}
    ) STRICT;
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
    CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, seq)`,
@@ -96,19 +103,7 @@ export const sqliteMigrations: readonly string[] = [
   // (legacy_instance, for seqs up to legacy_upto).
   `CREATE TABLE webhook_deliveries_autoincrement (
      seq             INTEGER PRIMARY KEY AUTOINCREMENT,
-     endpoint_id     TEXT NOT NULL,
-     plant_id        INTEGER NOT NULL,
-     name            TEXT NOT NULL,
-     tag             TEXT,
-     status          TEXT NOT NULL DEFAULT 'pending',
-     attempts        INTEGER NOT NULL DEFAULT 0,
-     last_status     INTEGER,
-     last_error      TEXT,
-     next_attempt_at INTEGER,
-     delivered_at    INTEGER,
-     lease_until     INTEGER,
-     lease_token     TEXT,
-     created_at      INTEGER NOT NULL,
+${DELIVERY_COLUMNS},
      finished_at     INTEGER,
      traceparent     TEXT
    ) STRICT;
