@@ -6,7 +6,6 @@ export default strykerOptions([
   'src/auth/rate-limiter.ts',
   'src/http/error-handler.ts',
   'src/http/json-body.ts',
-  'src/http/validation-message.ts',
   'src/webhooks/signature.ts',
   'src/webhooks/target-address.ts',
 ]);

@@ -15,6 +15,7 @@ export {
   IdempotencyHeaders,
 } from './idempotency.ts';
 export { INT64_MAX, INT64_MIN, Int64, isInt64 } from './int64.ts';
+export { jsonContentTypeProblem, jsonShapeProblem, MAX_JSON_DEPTH } from './json-shape.ts';
 export type { JsonSchema, JsonSchemaOptions } from './openapi/json-schema.ts';
 export { toJsonSchema } from './openapi/json-schema.ts';
 export type {
@@ -34,5 +35,6 @@ export {
   PlantIdParams,
 } from './parameters.ts';
 export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';
+export { validationMessage } from './validation-message.ts';
 // Every export of webhooks.ts is public: the webhook schemas, their limits and headers.
 export * from './webhooks.ts';

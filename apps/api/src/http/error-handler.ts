@@ -1,10 +1,10 @@
+import { validationMessage } from '@org/plant-contract';
 import type { RequestValidationError } from '@ts-rest/express';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../store/plant-store.ts';
 import { HttpError, sendError } from './http-error.ts';
 import './request-fields.ts';
-import { validationMessage } from './validation-message.ts';
 
 /** Seconds a client should wait before retrying when the store is unavailable. */
 const STORE_RETRY_AFTER_SECONDS = '1';

@@ -1,30 +1,11 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
-import { hasOnlyExactNumbers, parseExactJson } from '@org/plant-contract';
+import { hasOnlyExactNumbers, jsonContentTypeProblem, jsonShapeProblem, parseExactJson } from '@org/plant-contract';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from './http-error.ts';
-import { jsonShapeProblem } from './json-shape.ts';
 
 /** The largest accepted request body, in bytes after any gzip/deflate decoding. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
-
-/** `application/json` or a `+json` type, with no charset or UTF-8 (RFC 8259 allows nothing else). */
-const checkContentType = (header: string | undefined): void => {
-  if (header === 'application/json') return;
-  const [mediaType = '', ...parameters] = (header ?? '').split(';');
-  const type = mediaType.trim().toLowerCase();
-  if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
-    const got = header === undefined ? 'none' : JSON.stringify(header.slice(0, 100));
-    throw new HttpError(415, `Content-Type must be application/json (got ${got}).`);
-  }
-  for (const parameter of parameters) {
-    const [name = '', value = ''] = parameter.split('=');
-    if (name.trim().toLowerCase() !== 'charset') continue;
-    if (value.trim().replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
-      throw new HttpError(415, 'JSON bodies must be encoded as UTF-8.');
-    }
-  }
-};
 
 const hasBody = (headers: IncomingHttpHeaders): boolean =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
@@ -45,7 +26,8 @@ const sourceText = new WeakMap<object, string>();
 export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
   (req, _res, next) => {
     if (!hasBody(req.headers)) throw new HttpError(400, 'A JSON request body is required.');
-    checkContentType(req.headers['content-type']);
+    const refused = jsonContentTypeProblem(req.headers['content-type']);
+    if (refused) throw new HttpError(415, refused);
     next();
   },
   express.json({

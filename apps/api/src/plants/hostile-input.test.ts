@@ -1,7 +1,13 @@
-import { INT64_MAX, INT64_MIN, NAME_MAX_LENGTH, stringifyExactJson, TAG_MAX_LENGTH } from '@org/plant-contract';
+import {
+  INT64_MAX,
+  INT64_MIN,
+  MAX_JSON_DEPTH,
+  NAME_MAX_LENGTH,
+  stringifyExactJson,
+  TAG_MAX_LENGTH,
+} from '@org/plant-contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../http/json-shape.ts';
 import type { StoredPlant } from '../store/plant-store.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';

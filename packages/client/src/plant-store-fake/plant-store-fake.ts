@@ -8,6 +8,7 @@ import {
   type PlantWithId,
   type Scope,
   stringifyExactJson,
+  validationMessage,
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
@@ -22,7 +23,6 @@ import { connectionError, type FaultOptions, Faults, faultAnswer, type PlantStor
 import { nextPageLink, pageOf, type StoredPlant } from './pagination.ts';
 import { BODY_LIMIT_BYTES, readJsonBody } from './request-body.ts';
 import { matchRoute, parseQuery, type RouteName } from './routes.ts';
-import { validationMessage } from './validation-message.ts';
 import { newSecret, signedHeaders } from './webhook-signing.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
 

@@ -1,30 +1,9 @@
-import { parseExactJson } from '@org/plant-contract';
+import { jsonContentTypeProblem, jsonShapeProblem, parseExactJson } from '@org/plant-contract';
 import { Refusal } from './answers.ts';
 
 /** The service's request body limit (BODY_LIMIT_BYTES), in bytes after any gzip/deflate decoding. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
-/** Deepest nesting of arrays and objects the service accepts in a body. */
-const MAX_JSON_DEPTH = 32;
-
 const REQUIRED = 'A JSON request body is required.';
-
-/** `application/json` or a `+json` type, with no charset or UTF-8, as the service checks it. */
-const checkContentType = (header: string | null): void => {
-  if (header === 'application/json') return;
-  const [mediaType = '', ...parameters] = (header ?? '').split(';');
-  const type = mediaType.trim().toLowerCase();
-  if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
-    const got = header === null ? 'none' : JSON.stringify(header.slice(0, 100));
-    throw new Refusal(415, `Content-Type must be application/json (got ${got}).`);
-  }
-  for (const parameter of parameters) {
-    const [name = '', value = ''] = parameter.split('=');
-    if (name.trim().toLowerCase() !== 'charset') continue;
-    if (value.trim().replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
-      throw new Refusal(415, 'JSON bodies must be encoded as UTF-8.');
-    }
-  }
-};
 
 const decoded = (bytes: Uint8Array<ArrayBuffer>, encoding: string): ReadableStream<Uint8Array> => {
   const raw = new Blob([bytes]).stream();
@@ -62,41 +41,6 @@ const readAtMost = async (stream: ReadableStream<Uint8Array>, limit: number): Pr
   return bytes;
 };
 
-const WHITESPACE = new Set([' ', '\t', '\n', '\r']);
-
-/** A key twice in one object, or nesting deeper than the service takes: its sentence, or undefined. */
-const jsonShapeProblem = (text: string): string | undefined => {
-  const open: (Set<string> | null)[] = [];
-  let expectKey = false;
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text[index] as string;
-    if (char === '"') {
-      let end = index + 1;
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-      const keys = open.at(-1);
-      if (expectKey && keys) {
-        const key = JSON.parse(text.slice(index, end + 1)) as string;
-        if (keys.has(key))
-          return `The request body has the key ${JSON.stringify(key).slice(0, 60)} twice in one object.`;
-        keys.add(key);
-        expectKey = false;
-      }
-      index = end;
-    } else if (char === '{' || char === '[') {
-      if (open.length === MAX_JSON_DEPTH) return `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`;
-      open.push(char === '{' ? new Set() : null);
-      expectKey = char === '{';
-    } else if (char === '}' || char === ']') {
-      open.pop();
-    } else if (char === ',') {
-      expectKey = open.at(-1) !== null && open.length > 0;
-    } else if (!WHITESPACE.has(char)) {
-      expectKey = false;
-    }
-  }
-  return undefined;
-};
-
 const parseJson = (text: string): unknown => {
   try {
     return parseExactJson(text);
@@ -116,7 +60,8 @@ const parseJson = (text: string): unknown => {
 export const readJsonBody = async (request: Request, limit = BODY_LIMIT_BYTES): Promise<unknown> => {
   const raw = new Uint8Array(await request.arrayBuffer());
   if (raw.byteLength === 0) throw new Refusal(400, REQUIRED);
-  checkContentType(request.headers.get('content-type'));
+  const refused = jsonContentTypeProblem(request.headers.get('content-type') ?? undefined);
+  if (refused) throw new Refusal(415, refused);
   const encoding = (request.headers.get('content-encoding') ?? 'identity').toLowerCase();
   const bytes = await readAtMost(decoded(raw, encoding), limit);
   let text: string;

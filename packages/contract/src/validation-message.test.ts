@@ -1,6 +1,7 @@
-import { INT64_MAX, INT64_MIN, NAME_MAX_LENGTH, NewPlant } from '@org/plant-contract';
 import { describe, expect, it } from 'vitest';
 import { type ZodError, z } from 'zod';
+import { INT64_MAX, INT64_MIN } from './int64.ts';
+import { NAME_MAX_LENGTH, NewPlant } from './schemas.ts';
 import { validationMessage } from './validation-message.ts';
 
 const errorOf = (schema: z.ZodType, value: unknown): ZodError => {

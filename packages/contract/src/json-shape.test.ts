@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonShapeProblem, MAX_JSON_DEPTH } from './json-shape.ts';
+import { jsonContentTypeProblem, jsonShapeProblem, MAX_JSON_DEPTH } from './json-shape.ts';
 
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
@@ -30,5 +30,25 @@ describe('jsonShapeProblem', () => {
 
   it('scopes keys to their own object', () => {
     expect(jsonShapeProblem('{"a":{"b":1},"b":{"a":1}}')).toBeUndefined();
+  });
+});
+
+describe('jsonContentTypeProblem', () => {
+  it.each([
+    'application/json',
+    'Application/JSON',
+    'application/json; charset=utf-8',
+    'application/json; charset="UTF-8"',
+    'application/merge-patch+json',
+  ])('accepts %s', (header) => {
+    expect(jsonContentTypeProblem(header)).toBeUndefined();
+  });
+
+  it.each([
+    [undefined, 'Content-Type must be application/json (got none).'],
+    ['text/plain', 'Content-Type must be application/json (got "text/plain").'],
+    ['application/json; charset=latin1', 'JSON bodies must be encoded as UTF-8.'],
+  ])('refuses %s', (header, problem) => {
+    expect(jsonContentTypeProblem(header)).toBe(problem);
   });
 });

@@ -3,6 +3,8 @@ export const MAX_JSON_DEPTH = 32;
 
 const WHITESPACE = new Set([' ', '\t', '\n', '\r']);
 
+// Shared by the service and the client's fake, which must refuse the same bodies in the same words.
+
 /**
  * What `JSON.parse` lets through but this API refuses: an object with the same key twice (which
  * value would win is up to each parser, so the sender's intent is unclear) and nesting deeper than
@@ -39,6 +41,27 @@ export const jsonShapeProblem = (text: string): string | undefined => {
     } else if (!WHITESPACE.has(char)) {
       expectKey = false;
     }
+  }
+  return undefined;
+};
+
+/**
+ * Why a Content-Type header (undefined: none) is not one this API reads, as a sentence: the API
+ * takes `application/json` or a `+json` type, with no charset or UTF-8 (RFC 8259 allows nothing
+ * else), and answers anything else 415. Undefined when it is one.
+ */
+export const jsonContentTypeProblem = (header: string | undefined): string | undefined => {
+  if (header === 'application/json') return undefined;
+  const [mediaType = '', ...parameters] = (header ?? '').split(';');
+  const type = mediaType.trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
+    const got = header === undefined ? 'none' : JSON.stringify(header.slice(0, 100));
+    return `Content-Type must be application/json (got ${got}).`;
+  }
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') continue;
+    if (value.trim().replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') return 'JSON bodies must be encoded as UTF-8.';
   }
   return undefined;
 };

@@ -4,7 +4,8 @@ const MAX_LISTED_ISSUES = 5;
 
 /**
  * One sentence naming each invalid field, e.g. `Invalid request body: id must be an integer …; name is required.`
- * The contract's schemas word their messages to follow the field name.
+ * The contract's schemas word their messages to follow the field name. The service and the
+ * client's fake both answer with it.
  */
 export const validationMessage = (where: string, error: ZodError): string => {
   // A value can break several checks with the same sentence (Infinity as an id): say it once.
