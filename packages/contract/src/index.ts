@@ -36,5 +36,6 @@ export {
 } from './parameters.ts';
 export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';
 export { validationMessage } from './validation-message.ts';
+export { normalizeWebhookUrl, webhookUrlSchemeProblem } from './webhook-url.ts';
 // Every export of webhooks.ts is public: the webhook schemas, their limits and headers.
 export * from './webhooks.ts';

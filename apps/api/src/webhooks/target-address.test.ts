@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHostResolver } from './host-resolver.ts';
-import { guardedLookup, nonPublicCause, normalizeWebhookUrl, refuseTarget } from './target-address.ts';
+import { guardedLookup, nonPublicCause, refuseTarget } from './target-address.ts';
 
 describe('nonPublicCause', () => {
   it.each([
@@ -209,34 +209,5 @@ describe('guardedLookup (connect time)', () => {
         message: expect.stringMatching(/^localhost resolves to a loopback address\.$/),
       });
     }
-  });
-});
-
-describe('normalizeWebhookUrl', () => {
-  it.each([
-    ['https://Receiver.Example.COM:443/a/../hooks?x=1#frag', 'https://receiver.example.com/hooks?x=1'],
-    ['https://receiver.example.com', 'https://receiver.example.com/'],
-    ['https://receiver.example.com/p%61th/ü', 'https://receiver.example.com/p%61th/%C3%BC'],
-    ['https://bücher.example/', 'https://xn--bcher-kva.example/'],
-    ['https://[0:0::1]:8443/#', 'https://[::1]:8443/'],
-    ['HTTP://0x7f.1/', 'http://127.0.0.1/'],
-  ])('stores %s as %s', (input, stored) => {
-    expect(normalizeWebhookUrl(input)).toStrictEqual({ url: stored });
-  });
-
-  it.each([
-    ' https://receiver.example.com/',
-    'https://receiver.example.com/ ',
-    'https://receiver.example.com/\nX-Injected: 1',
-    'https://receiver.example.com/a\tb',
-    'https://receiver.example.com/\r',
-    'https://receiver.example.com/\u0000',
-    'https://receiver.example.com/\u007f',
-    'https://receiver.example.com/\u00a0',
-    'https://receiver.example.com/a b',
-  ])('refuses %j before parsing', (input) => {
-    expect(normalizeWebhookUrl(input)).toStrictEqual({
-      refusal: 'url must not contain whitespace or control characters.',
-    });
   });
 });

@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
+import { normalizeWebhookUrl, webhookUrlSchemeProblem } from '@org/plant-contract';
 import ipaddr from 'ipaddr.js';
 import { createHostResolver, type HostResolver } from './host-resolver.ts';
 
@@ -95,26 +96,8 @@ const resolveAll = (host: string): Promise<string[]> => {
   return addressesOf(defaultResolver)(host);
 };
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const CONTROL_OR_WHITESPACE = /[\u0000-\u0020\u007f]|\s/u;
-
-/**
- * The form a webhook URL is stored, compared and answered in: the WHATWG serialization without
- * its fragment (never sent anyway), so that one receiver has one spelling. URL parsing would
- * silently drop leading or trailing spaces and embedded tabs and newlines; a URL carrying any is
- * refused instead. Answers `{ refusal }` (a sentence for a 400 answer) when `text` is no URL.
- */
-export const normalizeWebhookUrl = (text: string): { url: string } | { refusal: string } => {
-  if (CONTROL_OR_WHITESPACE.test(text)) return { refusal: 'url must not contain whitespace or control characters.' };
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return { refusal: 'url must be an absolute URL.' };
-  }
-  url.hash = '';
-  return { url: url.href };
-};
+// The stored form of a webhook URL is the contract's rule; the routes take it from here.
+export { normalizeWebhookUrl };
 
 /**
  * Why `text` may not be a webhook URL (a sentence for a 400 answer), or undefined when it may.
@@ -124,13 +107,8 @@ export const refuseTarget = async (text: string, policy: TargetPolicy): Promise<
   const normalized = normalizeWebhookUrl(text);
   if ('refusal' in normalized) return normalized.refusal;
   const url = new URL(normalized.url);
-  const allowed = policy.allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!allowed.includes(url.protocol)) {
-    return `url must use https (got ${url.protocol.slice(0, -1)}).`;
-  }
-  // They would end up in logs and lists; a receiver authenticates deliveries by their signature.
-  if (url.username !== '' || url.password !== '') return 'url must not contain a user name or password.';
-  if (policy.allowPrivate) return undefined;
+  const refused = webhookUrlSchemeProblem(url, policy.allowPrivate);
+  if (refused !== undefined || policy.allowPrivate) return refused;
   const host = hostOf(url);
   if (isIP(host) !== 0) {
     const cause = nonPublicCause(host);

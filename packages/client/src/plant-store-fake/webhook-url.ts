@@ -1,5 +1,4 @@
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const CONTROL_OR_WHITESPACE = /[\u0000-\u0020\u007f]|\s/u;
+import { normalizeWebhookUrl, webhookUrlSchemeProblem } from '@org/plant-contract';
 
 /** IPv4 ranges the service refuses as non-public (the common ones: the fake resolves no names). */
 const NON_PUBLIC_IPV4: [prefix: number[], bits: number, cause: string][] = [
@@ -33,18 +32,12 @@ const ipv6Cause = (host: string): string | undefined => {
 
 /** The URL as the service stores it (WHATWG form without fragment), or the sentence refusing it. */
 export const checkWebhookUrl = (text: string, allowPrivate: boolean): { url: string } | { refusal: string } => {
-  if (CONTROL_OR_WHITESPACE.test(text)) return { refusal: 'url must not contain whitespace or control characters.' };
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return { refusal: 'url must be an absolute URL.' };
-  }
-  url.hash = '';
-  const allowed = allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!allowed.includes(url.protocol)) return { refusal: `url must use https (got ${url.protocol.slice(0, -1)}).` };
-  if (url.username !== '' || url.password !== '') return { refusal: 'url must not contain a user name or password.' };
-  if (allowPrivate) return { url: url.href };
+  const normalized = normalizeWebhookUrl(text);
+  if ('refusal' in normalized) return normalized;
+  const url = new URL(normalized.url);
+  const refusal = webhookUrlSchemeProblem(url, allowPrivate);
+  if (refusal !== undefined) return { refusal };
+  if (allowPrivate) return normalized;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === 'localhost' || host.endsWith('.localhost')) {
     return { refusal: `url must reach a public address: ${host} is a loopback name.` };
