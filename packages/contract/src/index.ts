@@ -1,3 +1,5 @@
+export type { BearerRefusal } from './bearer-token.ts';
+export { readBearerToken } from './bearer-token.ts';
 export type { PlantContract, RouteMetadata, Scope } from './contract.ts';
 export { contract, SCOPES } from './contract.ts';
 export {

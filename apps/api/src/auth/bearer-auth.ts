@@ -1,4 +1,4 @@
-import type { RouteMetadata, Scope } from '@org/plant-contract';
+import { type RouteMetadata, readBearerToken, type Scope } from '@org/plant-contract';
 import type { AppRoute } from '@ts-rest/core';
 import type { Request, RequestHandler, Response } from 'express';
 import { HttpError } from '../http/http-error.ts';
@@ -6,9 +6,6 @@ import { type Authenticator, AuthUnavailableError, type Principal } from './auth
 import type { RateLimiter } from './rate-limiter.ts';
 
 export const REALM = 'plant-store';
-
-/** RFC 6750 §2.1 b64token. */
-const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 const challenge = (error?: { code: string; description: string; scope?: string }): Record<string, string> => ({
   'WWW-Authenticate': error
@@ -56,21 +53,14 @@ const bearerToken = (req: Request): string => {
     const description = 'Send exactly one Authorization header.';
     throw new HttpError(400, description, challenge({ code: 'invalid_request', description }));
   }
-  const header = req.headers.authorization;
-  if (header === undefined || header.trim() === '') {
-    throw new HttpError(401, 'Authentication is required: send Authorization: Bearer <token>.', challenge());
-  }
-  const [scheme = '', ...rest] = header.trim().split(/\s+/);
-  // Auth schemes are case-insensitive (RFC 9110 §11.1).
-  if (scheme.toLowerCase() !== 'bearer') {
-    throw new HttpError(401, 'Unsupported authorization scheme: use Bearer.', challenge());
-  }
-  const [token] = rest;
-  if (rest.length !== 1 || token === undefined || !B64_TOKEN.test(token)) {
-    const description = 'The Authorization header must be Bearer followed by one token.';
-    throw new HttpError(400, description, challenge({ code: 'invalid_request', description }));
-  }
-  return token;
+  const read = readBearerToken(req.headers.authorization);
+  if ('token' in read) return read.token;
+  const { status, message: description } = read.refusal;
+  throw new HttpError(
+    status,
+    description,
+    challenge(status === 400 ? { code: 'invalid_request', description } : undefined),
+  );
 };
 
 /** What bearerAuth leaves in Express's per-response locals for the handlers. */

@@ -1,9 +1,7 @@
-import type { Scope } from '@org/plant-contract';
+import { readBearerToken, type Scope } from '@org/plant-contract';
 import { Refusal } from './answers.ts';
 
 const REALM = 'plant-store';
-/** RFC 6750 §2.1 b64token. */
-const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** A token the fake accepts: a static one may do everything; one with scopes only what they grant. */
 export type FakeToken = string | { token: string; scopes: readonly Scope[] };
@@ -24,19 +22,10 @@ const bearerToken = (headers: Headers, query: Record<string, unknown>): string =
   if (query.access_token !== undefined) {
     throw invalidRequest('Send the token in the Authorization header, not in the query string.');
   }
-  const header = headers.get('authorization');
-  if (header === null || header.trim() === '') {
-    throw new Refusal(401, 'Authentication is required: send Authorization: Bearer <token>.', challenge());
-  }
-  const [scheme = '', ...rest] = header.trim().split(/\s+/);
-  if (scheme.toLowerCase() !== 'bearer') {
-    throw new Refusal(401, 'Unsupported authorization scheme: use Bearer.', challenge());
-  }
-  const [token] = rest;
-  if (rest.length !== 1 || token === undefined || !B64_TOKEN.test(token)) {
-    throw invalidRequest('The Authorization header must be Bearer followed by one token.');
-  }
-  return token;
+  const read = readBearerToken(headers.get('authorization') ?? undefined);
+  if ('token' in read) return read.token;
+  const { status, message } = read.refusal;
+  throw status === 400 ? invalidRequest(message) : new Refusal(status, message, challenge());
 };
 
 const writeScopeOf = (scope: Scope): Scope | undefined =>
