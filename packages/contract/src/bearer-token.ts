@@ -10,19 +10,22 @@ const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
  */
 export type BearerRefusal = { status: 400 | 401; message: string };
 
-/** The token of a well-formed `Bearer <token>` header (undefined: none was sent), or its refusal. */
-export const readBearerToken = (header: string | undefined): { token: string } | { refusal: BearerRefusal } => {
+/**
+ * The token of a well-formed `Bearer <token>` header (undefined: none was sent), or its refusal.
+ * The token comes back as it is, with nothing allocated: the service reads one on every request.
+ */
+export const readBearerToken = (header: string | undefined): string | BearerRefusal => {
   if (header === undefined || header.trim() === '') {
-    return { refusal: { status: 401, message: 'Authentication is required: send Authorization: Bearer <token>.' } };
+    return { status: 401, message: 'Authentication is required: send Authorization: Bearer <token>.' };
   }
   const [scheme = '', ...rest] = header.trim().split(/\s+/);
   // Auth schemes are case-insensitive (RFC 9110 §11.1).
   if (scheme.toLowerCase() !== 'bearer') {
-    return { refusal: { status: 401, message: 'Unsupported authorization scheme: use Bearer.' } };
+    return { status: 401, message: 'Unsupported authorization scheme: use Bearer.' };
   }
   const [token] = rest;
   if (rest.length !== 1 || token === undefined || !B64_TOKEN.test(token)) {
-    return { refusal: { status: 400, message: 'The Authorization header must be Bearer followed by one token.' } };
+    return { status: 400, message: 'The Authorization header must be Bearer followed by one token.' };
   }
-  return { token };
+  return token;
 };

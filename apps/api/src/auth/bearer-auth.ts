@@ -54,8 +54,8 @@ const bearerToken = (req: Request): string => {
     throw new HttpError(400, description, challenge({ code: 'invalid_request', description }));
   }
   const read = readBearerToken(req.headers.authorization);
-  if ('token' in read) return read.token;
-  const { status, message: description } = read.refusal;
+  if (typeof read === 'string') return read;
+  const { status, message: description } = read;
   throw new HttpError(
     status,
     description,

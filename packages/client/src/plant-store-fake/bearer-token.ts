@@ -23,8 +23,8 @@ const bearerToken = (headers: Headers, query: Record<string, unknown>): string =
     throw invalidRequest('Send the token in the Authorization header, not in the query string.');
   }
   const read = readBearerToken(headers.get('authorization') ?? undefined);
-  if ('token' in read) return read.token;
-  const { status, message } = read.refusal;
+  if (typeof read === 'string') return read;
+  const { status, message } = read;
   throw status === 400 ? invalidRequest(message) : new Refusal(status, message, challenge());
 };
 
