@@ -7,14 +7,16 @@
  * TypeScript with the libraries' types checked too, and runs the examples with vitest. (That npm
  * and pnpm install the tarballs themselves is zod4-consumer.test.ts's to show.)
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  clientDir,
   DOM_LIB,
   expectBuilt,
+  installedForClient,
   linkDir,
   packPackages,
   run,
@@ -22,12 +24,8 @@ import {
   typeErrors,
 } from './testing/consumer-project.ts';
 
-const clientDir = join(import.meta.dirname, '..');
 const examples = join(clientDir, 'examples/testing');
 const require = createRequire(import.meta.url);
-
-/** Where this workspace installed `name` for the client. */
-const installed = (name: string): string => realpathSync(join(clientDir, 'node_modules', name));
 
 const tsconfig = {
   compilerOptions: {
@@ -58,12 +56,12 @@ const prepareConsumer = async (dir: string, zod: Zod, packed: { contract: string
   const contract = join(modules, '@org/plant-contract');
   await Promise.all([unpack(packed.client, client), unpack(packed.contract, contract)]);
   for (const name of ['@ts-rest/core', 'standardwebhooks', 'msw', 'vitest', '@types/node']) {
-    linkDir(installed(name), join(modules, name));
+    linkDir(installedForClient(name), join(modules, name));
   }
-  linkDir(installed(zod === 'zod 3' ? 'zod' : 'zod-v4'), join(modules, 'zod'));
+  linkDir(installedForClient(zod === 'zod 3' ? 'zod' : 'zod-v4'), join(modules, 'zod'));
   // Below the packages, their own range (zod 3), wherever the top level has another.
   if (zod === 'zod 4')
-    for (const dependent of [client, contract]) linkDir(installed('zod'), join(dependent, 'node_modules/zod'));
+    for (const dependent of [client, contract]) linkDir(installedForClient('zod'), join(dependent, 'node_modules/zod'));
   cpSync(examples, join(dir, 'examples/testing'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'testing-examples', private: true, type: 'module' }));
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));

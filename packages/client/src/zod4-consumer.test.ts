@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Api,
   expectBuilt,
+  installedForClient,
   packPackages,
   readManifest,
   run,
@@ -22,7 +23,6 @@ import {
 } from './testing/consumer-project.ts';
 
 const TOKEN = 'zod4-consumer-token-0123456789';
-const clientDir = join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
 
 const consumerTs = `
@@ -87,9 +87,6 @@ const tsconfig = {
   include: ['consumer.ts'],
 };
 
-/** The directory a package name resolves to from `dir`, as this workspace installed it. */
-const installed = (dir: string, name: string): string => realpathSync(join(dir, 'node_modules', name));
-
 /**
  * The registry packages the packed ones need, and their own dependencies, as tarballs packed from
  * this workspace's installs (the versions its lockfile pins): name → tarball. zod 3 and zod 4 both
@@ -113,10 +110,10 @@ const packRegistryPackages = async (destination: string) => {
       if (!closure.has(dependency)) visit(dependency, realpathSync(join(nodeModules, dependency)));
     }
   };
-  for (const name of ['@ts-rest/core', 'standardwebhooks']) visit(name, installed(clientDir, name));
+  for (const name of ['@ts-rest/core', 'standardwebhooks']) visit(name, installedForClient(name));
   const tarballs: Record<string, string> = {};
   await Promise.all([...closure].map(async ([name, dir]) => (tarballs[name] = await pack(dir))));
-  const [zod3, zod4] = await Promise.all([pack(installed(clientDir, 'zod')), pack(installed(clientDir, 'zod-v4'))]);
+  const [zod3, zod4] = await Promise.all([pack(installedForClient('zod')), pack(installedForClient('zod-v4'))]);
   return { tarballs, zod3, zod4 };
 };
 

@@ -3,7 +3,7 @@
  * packed as `pnpm publish` would, and tsc run over a consumer's project.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,10 @@ export const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 export const packageDirs = ['contract', 'client'].map((name) => join(repoRoot, 'packages', name));
+export const clientDir = join(repoRoot, 'packages', 'client');
+
+/** Where this workspace installed `name` for the client: the version its lockfile pins. */
+export const installedForClient = (name: string): string => realpathSync(join(clientDir, 'node_modules', name));
 
 export type Manifest = {
   name: string;
