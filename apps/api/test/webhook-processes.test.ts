@@ -55,10 +55,54 @@ const deliversAfterKill9 = async (storage: Record<string, string>) => {
   );
 };
 
+/**
+ * A deletion acknowledged just before kill -9 is delivered after the restart, once and signed, to
+ * an endpoint subscribed to deletions: its event was committed with the deletion.
+ */
+const deliversDeletionAfterKill9 = async (storage: Record<string, string>) => {
+  const env = { ...WEBHOOK_ENV, ...storage, PLANT_WEBHOOK_TIMEOUT_MS: '60000' };
+  const hook = await receiver();
+  hook.answer('hang');
+  const first = await startMain(env);
+  const endpoint = await register(first.url, hook.url, { eventTypes: ['plantDeleted'] });
+  const id = 9007199254740993n;
+  expect((await postPlant(first.url, MAIN_TEST_TOKEN, { id, name: 'Goner', tag: 'brief' })).status).toBe(200);
+  const deleted = await fetch(`${first.url}/plants/${id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${MAIN_TEST_TOKEN}` },
+  });
+  expect(deleted.status).toBe(204);
+  first.child.kill('SIGKILL');
+  expect(await first.exited()).toStrictEqual({ code: null, signal: 'SIGKILL' });
+
+  hook.answer({ status: 200 });
+  const second = await startMain(env);
+  const [delivered, ...others] = await until(
+    () => deliveries(second.url, endpoint.id),
+    ([delivery]) => delivery?.status === 'delivered',
+    15_000,
+  );
+  expect(others).toStrictEqual([]);
+  expect(delivered).toMatchObject({ plantId: id, status: 'delivered' });
+  const last = hook.received.at(-1);
+  expect(last?.body).toBe('{"id":9007199254740993,"plant":{"id":9007199254740993,"name":"Goner","tag":"brief"}}');
+  expect(last?.headers['webhook-id']).toBe(delivered?.id);
+  expect(() =>
+    new Webhook(endpoint.secret).verify(last?.body ?? '', last?.headers as Record<string, string>),
+  ).not.toThrow();
+  expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(
+    new Set([delivered?.id]),
+  );
+};
+
 describe('webhooks in the service process', () => {
   it('delivers a plant acknowledged just before kill -9, after the restart (SQLite)', async () => {
     await deliversAfterKill9({ PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-') });
     // Two process starts: a safety net, generous for a busy machine.
+  }, 120_000);
+
+  it('delivers a deletion acknowledged just before kill -9, after the restart (SQLite)', async () => {
+    await deliversDeletionAfterKill9({ PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-delete-') });
   }, 120_000);
 });
 
@@ -66,6 +110,14 @@ describeWithPostgres('webhooks in the service process on PostgreSQL', () => {
   it('delivers a plant acknowledged just before kill -9, after the restart (PostgreSQL)', async () => {
     const { url } = await freshTestDatabase();
     await deliversAfterKill9({ DATABASE_URL: url, PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-pg-') });
+  }, 120_000);
+
+  it('delivers a deletion acknowledged just before kill -9, after the restart (PostgreSQL)', async () => {
+    const { url } = await freshTestDatabase();
+    await deliversDeletionAfterKill9({
+      DATABASE_URL: url,
+      PLANT_DATA_DIR: makeDataDir('plant-webhook-kill-delete-pg-'),
+    });
   }, 120_000);
 });
 

@@ -3,7 +3,12 @@ import { expectTypeOf } from 'vitest';
 import type { contract } from './contract.ts';
 import type { CreatedWebhookEndpoint, NewWebhookEndpoint, WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 
-expectTypeOf<NewWebhookEndpoint>().toEqualTypeOf<{ url: string; description?: string | undefined }>();
+expectTypeOf<NewWebhookEndpoint>().toEqualTypeOf<{
+  url: string;
+  description?: string | undefined;
+  eventTypes?: ('newPlant' | 'plantDeleted')[] | undefined;
+}>();
+expectTypeOf<WebhookEndpoint['eventTypes']>().toEqualTypeOf<('newPlant' | 'plantDeleted')[]>();
 expectTypeOf<ClientInferRequest<typeof contract.createWebhook>['body']>().toEqualTypeOf<NewWebhookEndpoint>();
 
 // The secret is in the 201 only; reading answers endpoints without it.
@@ -32,11 +37,12 @@ expectTypeOf<ClientInferRequest<typeof contract.listWebhookDeliveries>['query']>
   limit?: string | undefined;
 }>();
 
-// PATCH takes any of url, description (null removes it) and enabled, and answers the endpoint.
+// PATCH takes any of url, description (null removes it), enabled and eventTypes, and answers the endpoint.
 expectTypeOf<ClientInferRequest<typeof contract.updateWebhook>['body']>().toEqualTypeOf<{
   url?: string | undefined;
   description?: string | null | undefined;
   enabled?: boolean | undefined;
+  eventTypes?: ('newPlant' | 'plantDeleted')[] | undefined;
 }>();
 expectTypeOf<
   Extract<ServerInferResponses<typeof contract.updateWebhook>, { status: 200 }>['body']

@@ -32,7 +32,28 @@ describe('webhook request bodies', () => {
       ['description must not contain control characters'],
     ],
     [NewWebhookEndpoint, { url: 'https://hooks.example.com', description: 5 }, ['description must be a string']],
-    [WebhookEndpointChanges, {}, [' must have at least one of url, description and enabled']],
+    [
+      NewWebhookEndpoint,
+      { url: 'https://hooks.example.com', eventTypes: [] },
+      ['eventTypes must list at least one event type'],
+    ],
+    [
+      NewWebhookEndpoint,
+      { url: 'https://hooks.example.com', eventTypes: ['plantUpdated'] },
+      ['eventTypes.0 must be one of newPlant, plantDeleted'],
+    ],
+    [
+      NewWebhookEndpoint,
+      { url: 'https://hooks.example.com', eventTypes: 'newPlant' },
+      ['eventTypes must be an array of event types'],
+    ],
+    [
+      NewWebhookEndpoint,
+      { url: 'https://hooks.example.com', eventTypes: ['newPlant', 'newPlant'] },
+      ['eventTypes must not list an event type twice'],
+    ],
+    [WebhookEndpointChanges, {}, [' must have at least one of url, description, enabled and eventTypes']],
+    [WebhookEndpointChanges, { eventTypes: [] }, ['eventTypes must list at least one event type']],
     [WebhookEndpointChanges, { enabled: 'yes' }, ['enabled must be true or false']],
     [RecoverWebhookDeliveries, {}, ['since is required']],
     [RecoverWebhookDeliveries, { since: 5 }, ['since must be a string']],
@@ -55,6 +76,7 @@ describe('webhook answers', () => {
   const endpoint = {
     id: 'ep_1',
     url: 'https://hooks.example.com/plants',
+    eventTypes: ['newPlant'],
     enabled: true,
     createdAt: '2026-11-24T10:00:00.000Z',
     secret: `whsec_${'A'.repeat(43)}=`,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { maxCharacters } from './characters.ts';
 import { Int64 } from './int64.ts';
+import { NewPlant } from './schemas.ts';
 
 /** Longest accepted webhook URL and description, in characters (Unicode code points). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -44,14 +45,49 @@ const endpointShape = {
     .describe('A note for people: what receives these plants'),
 };
 
+/** What the service announces: `newPlant` when a plant is created, `plantDeleted` when one is deleted. */
+export const WEBHOOK_EVENT_TYPES = ['newPlant', 'plantDeleted'] as const;
+
+/** An event type an endpoint may receive. */
+export const WebhookEventType = z
+  .enum(WEBHOOK_EVENT_TYPES, { errorMap: () => ({ message: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }) })
+  .describe('An event type: newPlant (a plant was created) or plantDeleted (a plant was deleted)');
+export type WebhookEventType = z.infer<typeof WebhookEventType>;
+
+/** What an endpoint receives when it does not say. */
+export const WEBHOOK_EVENT_TYPES_DEFAULT: readonly WebhookEventType[] = ['newPlant'];
+
+const eventTypes = z
+  .array(WebhookEventType, { invalid_type_error: 'must be an array of event types' })
+  .min(1, 'must list at least one event type')
+  .max(WEBHOOK_EVENT_TYPES.length, `must list at most ${WEBHOOK_EVENT_TYPES.length} event types`)
+  .refine((types) => new Set(types).size === types.length, 'must not list an event type twice')
+  .describe(
+    'The event types delivered to the endpoint: newPlant, plantDeleted or both. A change applies to the events announced after it',
+  );
+
+/** The body of the plantDeleted webhook: the id of the deleted plant and the plant as it was. */
+export const PlantDeleted = z.object({
+  id: Int64.describe('Identification number of the deleted plant'),
+  plant: NewPlant.describe('The plant as it was stored when it was deleted'),
+});
+export type PlantDeleted = z.infer<typeof PlantDeleted>;
+
 /** The request body of POST /webhooks. */
-export const NewWebhookEndpoint = z.object(endpointShape, objectMessages);
+export const NewWebhookEndpoint = z.object(
+  {
+    ...endpointShape,
+    eventTypes: eventTypes.optional().describe(`${eventTypes.description}; newPlant alone when left out`),
+  },
+  objectMessages,
+);
 export type NewWebhookEndpoint = z.infer<typeof NewWebhookEndpoint>;
 
 /** A subscribed receiver as the service answers it; the secret is never part of it. */
 export const WebhookEndpoint = z.object({
   id: z.string().describe('Identifier of the endpoint'),
   ...endpointShape,
+  eventTypes,
   enabled: z
     .boolean()
     .describe(
@@ -87,12 +123,17 @@ export const WebhookEndpointChanges = z
         .describe(
           'false stops deliveries to the endpoint (pending ones fail); true resumes the deliveries that disabling (or a 410 Gone answer) stopped',
         ),
+      eventTypes: eventTypes.optional(),
     },
     objectMessages,
   )
   .refine(
-    (changes) => changes.url !== undefined || changes.description !== undefined || changes.enabled !== undefined,
-    'must have at least one of url, description and enabled',
+    (changes) =>
+      changes.url !== undefined ||
+      changes.description !== undefined ||
+      changes.enabled !== undefined ||
+      changes.eventTypes !== undefined,
+    'must have at least one of url, description, enabled and eventTypes',
   );
 export type WebhookEndpointChanges = z.infer<typeof WebhookEndpointChanges>;
 

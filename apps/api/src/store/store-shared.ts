@@ -2,7 +2,7 @@
  * What both backends share: the bounds of the outbox's batches, the endpoint columns, and the rows
  * they read endpoints and deliveries as (PostgreSQL reads booleans and timestamps, SQLite integers).
  */
-import type { DeliveryStatus, StoredDelivery, StoredEndpoint } from './webhook-store.ts';
+import type { DeliveryStatus, StoredDelivery, StoredEndpoint, WebhookEventType } from './webhook-store.ts';
 
 /** Events fanned out per delivery claimed: fanning out keeps ahead of delivering. */
 export const FAN_OUT_PER_CLAIMED = 8;
@@ -17,7 +17,10 @@ export const FAN_OUT_ROWS = 500;
 export const DELETE_BATCH = 250;
 
 /** The columns an endpoint is read with (see EndpointRow). */
-export const ENDPOINT_COLUMNS = 'id, url, description, enabled, disabled_reason, created_at';
+export const ENDPOINT_COLUMNS = 'id, url, description, event_types, enabled, disabled_reason, created_at';
+
+/** The event types an endpoint receives, as stored: comma-separated. */
+export const storedEventTypes = (types: readonly WebhookEventType[]): string => types.join(',');
 
 /** A time as a backend reads it: a Date from PostgreSQL, Unix milliseconds from SQLite. */
 type StoredTime = Date | number | bigint;
@@ -28,6 +31,7 @@ export type EndpointRow = {
   id: string;
   url: string;
   description: string | null;
+  event_types: string;
   enabled: boolean | number | bigint;
   disabled_reason: string | null;
   created_at: StoredTime;
@@ -50,6 +54,7 @@ export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   id: row.id,
   url: row.url,
   ...(row.description !== null && { description: row.description }),
+  eventTypes: row.event_types.split(',') as WebhookEventType[],
   enabled: Number(row.enabled) === 1,
   ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: toDate(row.created_at),

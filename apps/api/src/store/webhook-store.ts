@@ -7,10 +7,18 @@
  * transaction on the embedded store, and the outbox is small enough to own.
  */
 
+/** What a delivery announces: a plant created, or a plant deleted (with the plant as it was). */
+export type WebhookEventType = 'newPlant' | 'plantDeleted';
+
+/** What an endpoint receives unless it asks otherwise: what every endpoint received before event types. */
+export const DEFAULT_EVENT_TYPES: readonly WebhookEventType[] = ['newPlant'];
+
 export type StoredEndpoint = {
   id: string;
   url: string;
   description?: string;
+  /** The event types it receives. */
+  eventTypes: WebhookEventType[];
   enabled: boolean;
   /** Why it is disabled; only while it is. */
   disabledReason?: string;
@@ -22,7 +30,9 @@ export type StoredEndpoint = {
  * (PostgreSQL's now(), the embedded store's database thread): an endpoint receives the plants
  * created since, and a replica whose clock ran ahead of that one would skip the first of them.
  */
-export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled' | 'disabledReason' | 'createdAt'> & {
+export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled' | 'disabledReason' | 'createdAt' | 'eventTypes'> & {
+  /** DEFAULT_EVENT_TYPES when not given. */
+  eventTypes?: WebhookEventType[];
   /**
    * As stored: `whsec_…`, or sealed by PLANT_WEBHOOK_SECRETS_KEY (see secret-box.ts). Kept to sign
    * deliveries, never answered again after registration.
@@ -39,7 +49,13 @@ export type CreateEndpointOutcome =
   | { outcome: 'url-taken'; holder: string };
 
 /** What PATCH /webhooks/{id} may change; `description: null` removes it. */
-export type EndpointChanges = { url?: string; description?: string | null; enabled?: boolean };
+export type EndpointChanges = {
+  url?: string;
+  description?: string | null;
+  enabled?: boolean;
+  /** Applies to the events announced after the change. */
+  eventTypes?: WebhookEventType[];
+};
 
 export type UpdateEndpointOutcome =
   | { outcome: 'updated'; endpoint: StoredEndpoint }
@@ -87,6 +103,7 @@ export type ClaimedDelivery = {
   secret: string;
   /** The secret before the last rotation, while its grace lasts: deliveries are signed with both. */
   previousSecret?: string;
+  type: WebhookEventType;
   plant: { id: bigint; name: string; tag?: string };
   /** Attempts made before this one. */
   attempts: number;

@@ -56,7 +56,8 @@ export const WEBHOOK_PROCESS_ENV = {
 export const MAIN_AUTH = { authorization: `Bearer ${MAIN_TEST_TOKEN}` };
 
 /** Registers a webhook endpoint with the process at `base`. */
-export const registerEndpoint = (base: string, url: string) => registerWithToken(base, url, { token: MAIN_TEST_TOKEN });
+export const registerEndpoint = (base: string, url: string, fields: { eventTypes?: string[] } = {}) =>
+  registerWithToken(base, url, { token: MAIN_TEST_TOKEN, ...fields });
 
 export type ListedDelivery = { id: string; plantId: number | bigint; status: string; attempts: number };
 

@@ -73,12 +73,16 @@ export const callApi = (base: string, path: string, init: RequestInit = {}, toke
 export const registerEndpoint = async <Endpoint = { id: string; secret: string }>(
   base: string,
   url: string,
-  { description, token }: { description?: string | undefined; token?: string } = {},
+  {
+    description,
+    token,
+    ...fields
+  }: { description?: string | undefined; token?: string; eventTypes?: string[]; format?: string } = {},
 ): Promise<Endpoint> => {
   const response = await callApi(
     base,
     '/webhooks',
-    { method: 'POST', body: JSON.stringify({ url, description }) },
+    { method: 'POST', body: JSON.stringify({ url, description, ...fields }) },
     token,
   );
   if (response.status !== 201)

@@ -33,6 +33,8 @@ const PASSED_MS = 20;
  */
 export const expectDuplicateUrlsKept = async (store: PlantStore): Promise<void> => {
   expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
+  // Registered before event types: they receive creations, as they did.
+  for (const endpoint of await store.webhooks.listEndpoints()) expect(endpoint.eventTypes).toStrictEqual(['newPlant']);
   const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c' };
   expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
   expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
@@ -80,7 +82,7 @@ export const expectTraceparentKept = async (traced: PlantStore, reopen: () => Pr
  */
 export const expectOutboxKeptWithoutTraceparent = async (store: PlantStore): Promise<void> => {
   const [claimed] = await claimAll(store);
-  expect(claimed).toMatchObject({ endpointId: 'ep_before', plant: { id: 7n, name: 'Announced' } });
+  expect(claimed).toMatchObject({ endpointId: 'ep_before', type: 'newPlant', plant: { id: 7n, name: 'Announced' } });
   expect(claimed).not.toHaveProperty('traceparent');
 };
 
@@ -95,6 +97,39 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     return created.endpoint;
   };
 
+  describe('deletion events', () => {
+    it('announces a deletion with the plant as it was, to the endpoints that receive deletions only', async () => {
+      const deletions = await register(newEndpoint({ eventTypes: ['plantDeleted'] }));
+      const creations = await register();
+      await store().create({ id: 51n, name: 'Brief', tag: 'gone' });
+      expect(await store().delete(51n)).toBe(true);
+      expect(await store().delete(51n)).toBe(false);
+      // In the order announced: claims take turns across endpoints in no set order.
+      const claimed = (await claim(10, HELD_MS)).sort((a, b) => Number(a.seq - b.seq));
+      expect(claimed.map(({ endpointId, type, plant }) => ({ endpointId, type, plant }))).toStrictEqual([
+        { endpointId: creations.id, type: 'newPlant', plant: { id: 51n, name: 'Brief', tag: 'gone' } },
+        { endpointId: deletions.id, type: 'plantDeleted', plant: { id: 51n, name: 'Brief', tag: 'gone' } },
+      ]);
+    });
+
+    it('announces no deletion while no enabled endpoint receives deletions, and follows a change of types', async () => {
+      const endpoint = await register();
+      await store().create({ id: 52n, name: 'Quiet' });
+      await store().create({ id: 53n, name: 'Heard' });
+      expect(await store().delete(52n)).toBe(true);
+      const updated = await store().webhooks.updateEndpoint(endpoint.id, { eventTypes: ['plantDeleted'] });
+      expect(updated).toMatchObject({ outcome: 'updated', endpoint: { eventTypes: ['plantDeleted'] } });
+      expect(await store().delete(53n)).toBe(true);
+      const claimed = (await claim(10, HELD_MS)).sort((a, b) => Number(a.seq - b.seq));
+      // The creations were announced before the change, under newPlant; after it, the deletion of 53.
+      expect(claimed.map(({ type, plant }) => [type, plant.id])).toStrictEqual([
+        ['newPlant', 52n],
+        ['newPlant', 53n],
+        ['plantDeleted', 53n],
+      ]);
+    });
+  });
+
   describe('webhook endpoints', () => {
     it('registers endpoints, lists them oldest first without secrets, reads and deletes them', async () => {
       const first = newEndpoint({ description: 'Inventory' });
@@ -105,6 +140,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
           id: first.id,
           url: first.url,
           description: 'Inventory',
+          eventTypes: ['newPlant'],
           enabled: true,
           createdAt: expect.any(Date),
         },
@@ -113,7 +149,13 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const listed = await store().webhooks.listEndpoints();
       expect(listed.map((endpoint) => endpoint.id)).toStrictEqual([first.id, second.id]);
       expect(registered).toStrictEqual({ outcome: 'created', endpoint: listed[1] });
-      expect(listed[1]).toStrictEqual({ id: second.id, url: second.url, enabled: true, createdAt: expect.any(Date) });
+      expect(listed[1]).toStrictEqual({
+        id: second.id,
+        url: second.url,
+        eventTypes: ['newPlant'],
+        enabled: true,
+        createdAt: expect.any(Date),
+      });
       for (const endpoint of listed) expect(endpoint).not.toHaveProperty('secret');
       expect(await store().webhooks.getEndpoint(second.id)).toStrictEqual(listed[1]);
       expect(await store().webhooks.getEndpoint('ep_unknown')).toBeUndefined();

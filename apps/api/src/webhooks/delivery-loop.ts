@@ -13,6 +13,7 @@ import { createHostResolver, type HostResolver } from './host-resolver.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
+import { deliveryBody } from './webhook-body.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 import { startWebhookRetention } from './webhook-retention.ts';
 
@@ -315,7 +316,7 @@ export const startWebhookDelivery = ({
 
   /** Attempts, POSTs and records one delivery; tells `windows` what the receiver's answer says of it. */
   const attempt = async (delivery: ClaimedDelivery, started: Attempt): Promise<void> => {
-    const body = stringifyExactJson(delivery.plant);
+    const body = stringifyExactJson(deliveryBody(delivery));
     // The new secret, and the previous one while its rotation grace lasts: receivers switch without a gap.
     const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
       (stored) => signingKey(delivery.endpointId, stored),

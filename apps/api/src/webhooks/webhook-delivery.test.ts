@@ -121,6 +121,7 @@ describe('webhook management over HTTP', () => {
       id: expect.stringMatching(/^ep_[0-9a-f]{32}$/),
       url: 'http://127.0.0.1:9/hook',
       description: 'Inventory sync',
+      eventTypes: ['newPlant'],
       enabled: true,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
@@ -528,7 +529,14 @@ describe('through @org/plant-client', () => {
     const client = createPlantClient({ baseUrl: base, token: TEST_TOKEN });
     const endpoint = await client.createWebhook({ url: target.url, description: 'client test' });
     expect(await client.listWebhooks()).toStrictEqual([
-      { id: endpoint.id, url: target.url, description: 'client test', enabled: true, createdAt: endpoint.createdAt },
+      {
+        id: endpoint.id,
+        url: target.url,
+        description: 'client test',
+        eventTypes: ['newPlant'],
+        enabled: true,
+        createdAt: endpoint.createdAt,
+      },
     ]);
 
     await client.createPlant({ id: 9007199254740993n, name: 'Fern', tag: 'client' });

@@ -135,7 +135,11 @@ describe('PATCH /webhooks/{id}', () => {
     });
 
     await expectError(await patch(base, endpoint.id, { url: other.url }), 409, new RegExp(other.id));
-    await expectError(await patch(base, endpoint.id, {}), 400, /at least one of url, description and enabled/);
+    await expectError(
+      await patch(base, endpoint.id, {}),
+      400,
+      /at least one of url, description, enabled and eventTypes/,
+    );
     await expectError(await patch(base, endpoint.id, { url: 'ftp://127.0.0.1/' }), 400, /url must use https/);
     await expectError(await patch(base, endpoint.id, { url: 'not a url' }), 400, /url must be an absolute URL/);
     await expectError(await patch(base, endpoint.id, { url: ' http://127.0.0.1/' }), 400, /url must not contain/);
@@ -420,6 +424,7 @@ describe('through @org/plant-client', () => {
     expect(await client.updateWebhook(endpoint.id, { description: null })).toStrictEqual({
       id: endpoint.id,
       url: endpoint.url,
+      eventTypes: ['newPlant'],
       enabled: true,
       createdAt: endpoint.createdAt,
     });

@@ -48,10 +48,11 @@ const inBatches = async (batch: (limit: number) => Promise<number>, most = Numbe
 const s = initServer();
 
 /** The contract's WebhookEndpoint: never the secret. */
-const toEndpoint = ({ id, url, description, enabled, disabledReason, createdAt }: StoredEndpoint) => ({
+const toEndpoint = ({ id, url, description, eventTypes, enabled, disabledReason, createdAt }: StoredEndpoint) => ({
   id,
   url,
   ...(description !== undefined && { description }),
+  eventTypes,
   enabled,
   ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
@@ -145,6 +146,7 @@ export const createWebhooksRouter = (
             id,
             url: checked.url,
             ...(body.description !== undefined && { description: body.description }),
+            ...(body.eventTypes !== undefined && { eventTypes: body.eventTypes }),
             secret: secrets.seal(id, secret),
           },
           WEBHOOK_ENDPOINTS_MAX,
@@ -195,6 +197,7 @@ export const createWebhooksRouter = (
           ...(url !== undefined && { url }),
           ...(body.description !== undefined && { description: body.description }),
           ...(body.enabled !== undefined && { enabled: body.enabled }),
+          ...(body.eventTypes !== undefined && { eventTypes: body.eventTypes }),
         });
         if (updated.outcome === 'not-found') return notFound(params.id);
         if (updated.outcome === 'url-taken') return urlTaken(updated.holder);

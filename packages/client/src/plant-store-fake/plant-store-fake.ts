@@ -111,6 +111,7 @@ type StoredEndpoint = {
   id: string;
   url: string;
   description?: string;
+  eventTypes: WebhookEndpoint['eventTypes'];
   enabled: boolean;
   disabledReason?: string;
   createdAt: Date;
@@ -137,10 +138,19 @@ const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : 
 const toPlantWithId = ({ id, name, tag }: StoredPlant): PlantWithId =>
   tag === undefined ? { id: exactId(id), name } : { id: exactId(id), name, tag };
 
-const toEndpoint = ({ id, url, description, enabled, disabledReason, createdAt }: StoredEndpoint): WebhookEndpoint => ({
+const toEndpoint = ({
+  id,
+  url,
+  description,
+  eventTypes,
+  enabled,
+  disabledReason,
+  createdAt,
+}: StoredEndpoint): WebhookEndpoint => ({
   id,
   url,
   ...(description !== undefined && { description }),
+  eventTypes: [...eventTypes],
   enabled,
   ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
@@ -230,7 +240,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
 
   const announce = (plant: StoredPlant) => {
     for (const endpoint of endpoints.values()) {
-      if (!endpoint.enabled) continue;
+      if (!endpoint.enabled || !endpoint.eventTypes.includes('newPlant')) continue;
       deliverySeq += 1;
       deliveries.unshift({
         id: `msg_${instance}_${deliverySeq}`,
@@ -325,6 +335,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         id: `ep_${hex(16)}`,
         url,
         ...(endpointBody.description !== undefined && { description: endpointBody.description }),
+        eventTypes: endpointBody.eventTypes ?? ['newPlant'],
         enabled: true,
         createdAt: now(),
         secret: newSecret(),
@@ -349,6 +360,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       }
       if (changes.description === null) delete endpoint.description;
       else if (changes.description !== undefined) endpoint.description = changes.description;
+      if (changes.eventTypes !== undefined) endpoint.eventTypes = changes.eventTypes;
       if (changes.enabled === false && endpoint.enabled) {
         endpoint.enabled = false;
         endpoint.disabledReason = DISABLED_BY_REQUEST;

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { PlantClientError } from '../errors.ts';
-import { PlantWebhookVerificationError, verifyPlantWebhook } from './index.ts';
+import { PlantWebhookVerificationError, verifyPlantWebhook, verifyPlantWebhookEvent } from './index.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const now = () => Math.floor(Date.now() / 1000);
@@ -198,5 +198,48 @@ describe('verifyPlantWebhook', () => {
       reason: 'headers',
       message: 'The webhook-id, webhook-timestamp and webhook-signature headers are required.',
     });
+  });
+});
+
+describe('verifyPlantWebhookEvent', () => {
+  it('types a creation and a deletion in the default bodies, ids exact', () => {
+    const created = '{"id":9223372036854775807,"name":"Max","tag":"edge"}';
+    expect(verifyPlantWebhookEvent(secret, created, sign(created))).toStrictEqual({
+      type: 'newPlant',
+      plant: { id: 9223372036854775807n, name: 'Max', tag: 'edge' },
+    });
+    const deleted = '{"id":9223372036854775807,"plant":{"id":9223372036854775807,"name":"Max"}}';
+    expect(verifyPlantWebhookEvent(secret, deleted, sign(deleted))).toStrictEqual({
+      type: 'plantDeleted',
+      id: 9223372036854775807n,
+      plant: { id: 9223372036854775807n, name: 'Max' },
+    });
+  });
+
+  it('types both events in the structured body', () => {
+    const created = '{"type":"newPlant","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"name":"Fern"}}';
+    expect(verifyPlantWebhookEvent(secret, created, sign(created))).toStrictEqual({
+      type: 'newPlant',
+      plant: { id: 1n, name: 'Fern' },
+    });
+    const deleted =
+      '{"type":"plantDeleted","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"plant":{"id":1,"name":"Fern"}}}';
+    expect(verifyPlantWebhookEvent(secret, deleted, sign(deleted))).toStrictEqual({
+      type: 'plantDeleted',
+      id: 1n,
+      plant: { id: 1n, name: 'Fern' },
+    });
+  });
+
+  it('refuses a signed body that is no event, and a deletion passed to verifyPlantWebhook', () => {
+    const other = '{"type":"plantDeleted","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1}}';
+    expect(failure(() => verifyPlantWebhookEvent(secret, other, sign(other))).reason).toBe('body');
+    const deleted = '{"id":1,"plant":{"id":1,"name":"Fern"}}';
+    expect(failure(() => verifyPlantWebhook(secret, deleted, sign(deleted))).reason).toBe('body');
+  });
+
+  it('refuses a bad signature as verifyPlantWebhook does', () => {
+    const body = '{"id":1,"name":"Fern"}';
+    expect(failure(() => verifyPlantWebhookEvent(secret, `${body} `, sign(body))).reason).toBe('signature');
   });
 });

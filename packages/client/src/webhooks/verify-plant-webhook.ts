@@ -1,5 +1,6 @@
-import { NewPlant, parseExactJson } from '@org/plant-contract';
+import { NewPlant, PlantDeleted, parseExactJson, WebhookEventType } from '@org/plant-contract';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { z } from 'zod';
 import { PlantClientError } from '../errors.ts';
 
 /** How far a delivery's webhook-timestamp may be from this clock (Standard Webhooks' tolerance). */
@@ -17,7 +18,7 @@ export type PlantWebhookFailure =
   | 'signature'
   /** The secret is not `whsec_` and base64. */
   | 'secret'
-  /** Signed, but not a NewPlant. */
+  /** Signed, but not a NewPlant (or, for verifyPlantWebhookEvent, not any event). */
   | 'body';
 
 /** A delivery that must not be trusted: answer it with 4xx (not 410, which unsubscribes). */
@@ -70,21 +71,12 @@ const failureOf = (message: string): PlantWebhookFailure =>
       ? 'headers'
       : 'signature';
 
-/**
- * Verifies a newPlant delivery by the Standard Webhooks scheme and returns the plant it
- * announces, its id exact. `body` must be the raw request body, byte for byte (not re-serialized
- * JSON), `secret` the `whsec_…` shown when the endpoint was registered — or a list of secrets
- * while rotating (the new one and the previous one): the delivery is accepted when any of its
- * signatures matches any of them. Throws
- * PlantWebhookVerificationError for a bad or missing signature, a timestamp more than five minutes
- * off, or a body that is not a plant. Deliveries are at least once: deduplicate on the
- * `webhook-id` header.
- */
-export const verifyPlantWebhook = (
+/** Verifies the signature and timestamp of a delivery → its body, parsed with exact integers. */
+const verifiedBody = (
   secret: string | readonly string[],
   body: string | Uint8Array,
   headers: WebhookHeaders,
-): PlantWebhook => {
+): unknown => {
   const text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: false }).decode(body);
   const secrets = typeof secret === 'string' ? [secret] : secret;
   if (secrets.length === 0) {
@@ -126,16 +118,76 @@ export const verifyPlantWebhook = (
           : `No webhook-signature matches the body under ${secrets.length === 1 ? 'this secret' : 'any of these secrets'}.`;
     throw new PlantWebhookVerificationError(reason, message, { cause: error });
   }
-  let parsed: unknown;
   try {
-    parsed = parseExactJson(text);
+    return parseExactJson(text);
   } catch (error) {
     throw new PlantWebhookVerificationError('body', 'The webhook body is not JSON.', { cause: error });
   }
-  const plant = NewPlant.safeParse(parsed);
+};
+
+const toPlantWebhook = ({ id, name, tag }: NewPlant): PlantWebhook =>
+  tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag };
+
+/**
+ * Verifies a newPlant delivery by the Standard Webhooks scheme and returns the plant it
+ * announces, its id exact. `body` must be the raw request body, byte for byte (not re-serialized
+ * JSON), `secret` the `whsec_…` shown when the endpoint was registered — or a list of secrets
+ * while rotating (the new one and the previous one): the delivery is accepted when any of its
+ * signatures matches any of them. Throws
+ * PlantWebhookVerificationError for a bad or missing signature, a timestamp more than five minutes
+ * off, or a body that is not a plant. Deliveries are at least once: deduplicate on the
+ * `webhook-id` header.
+ */
+export const verifyPlantWebhook = (
+  secret: string | readonly string[],
+  body: string | Uint8Array,
+  headers: WebhookHeaders,
+): PlantWebhook => {
+  const plant = NewPlant.safeParse(verifiedBody(secret, body, headers));
   if (!plant.success) {
     throw new PlantWebhookVerificationError('body', 'The webhook body is not a NewPlant.', { cause: plant.error });
   }
-  const { id, name, tag } = plant.data;
-  return tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag };
+  return toPlantWebhook(plant.data);
+};
+
+/** A verified delivery of any event type, told apart by `type`. */
+export type PlantWebhookEvent =
+  /** A plant was created: the plant as stored. */
+  | { type: 'newPlant'; plant: PlantWebhook }
+  /** A plant was deleted: its id, and the plant as it was. */
+  | { type: 'plantDeleted'; id: bigint; plant: PlantWebhook };
+
+/** The structured body (Standard Webhooks), for endpoints that ask for it. */
+const StructuredBody = z.object({ type: WebhookEventType, timestamp: z.string(), data: z.unknown() });
+
+const eventOf = (type: WebhookEventType, data: unknown): PlantWebhookEvent | undefined => {
+  if (type === 'newPlant') {
+    const plant = NewPlant.safeParse(data);
+    return plant.success ? { type, plant: toPlantWebhook(plant.data) } : undefined;
+  }
+  const deleted = PlantDeleted.safeParse(data);
+  return deleted.success ? { type, id: BigInt(deleted.data.id), plant: toPlantWebhook(deleted.data.plant) } : undefined;
+};
+
+/**
+ * Verifies a delivery of any event type as verifyPlantWebhook does, and returns the event it
+ * announces: a newPlant or a plantDeleted, in the default body or the structured one
+ * (`{ type, timestamp, data }`). Throws PlantWebhookVerificationError as verifyPlantWebhook does,
+ * with `body` when the body is neither event.
+ */
+export const verifyPlantWebhookEvent = (
+  secret: string | readonly string[],
+  body: string | Uint8Array,
+  headers: WebhookHeaders,
+): PlantWebhookEvent => {
+  const parsed = verifiedBody(secret, body, headers);
+  const structured = StructuredBody.safeParse(parsed);
+  // The default body carries no type: a deletion is the one with a `plant` in it.
+  const event = structured.success
+    ? eventOf(structured.data.type, structured.data.data)
+    : eventOf(typeof parsed === 'object' && parsed !== null && 'plant' in parsed ? 'plantDeleted' : 'newPlant', parsed);
+  if (event === undefined) {
+    throw new PlantWebhookVerificationError('body', 'The webhook body is neither a newPlant nor a plantDeleted event.');
+  }
+  return event;
 };

@@ -43,6 +43,7 @@ const ENDPOINT_EXAMPLE = {
   id: 'ep_5f0c6a0e9b8d4c2f8a1e3b7d9c0f1a2b',
   url: 'https://plants.example.com/hooks/new-plant',
   description: 'Inventory sync',
+  eventTypes: ['newPlant'],
   enabled: true,
   createdAt: '2026-01-01T12:00:00.000Z',
 };
@@ -68,11 +69,24 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
     examples: [{ id: 1, name: 'Monstera', tag: 'indoor' }],
   },
   NewWebhookEndpoint: {
-    description: 'The request body of POST /webhooks: the receiver URL and an optional description.',
-    examples: [{ url: 'https://plants.example.com/hooks/new-plant', description: 'Inventory sync' }],
+    description:
+      'The request body of POST /webhooks: the receiver URL, an optional description and the event types it receives (newPlant when left out).',
+    examples: [
+      { url: 'https://plants.example.com/hooks/new-plant', description: 'Inventory sync' },
+      { url: 'https://plants.example.com/hooks/index', eventTypes: ['newPlant', 'plantDeleted'] },
+    ],
+  },
+  WebhookEventType: {
+    description:
+      'An event type the service announces: newPlant (a plant was created) or plantDeleted (a plant was deleted).',
+    examples: ['plantDeleted'],
+  },
+  PlantDeleted: {
+    description: 'The body of the plantDeleted webhook: the id of the deleted plant and the plant as it was.',
+    examples: [{ id: 1, plant: { id: 1, name: 'Monstera', tag: 'indoor' } }],
   },
   WebhookEndpoint: {
-    description: 'A subscribed receiver of the newPlant webhook, without its secret.',
+    description: 'A subscribed receiver of the newPlant and plantDeleted webhooks, without its secret.',
     label: 'webhook endpoint',
     examples: [ENDPOINT_EXAMPLE],
   },
@@ -82,8 +96,12 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
     examples: [{ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
   },
   WebhookEndpointChanges: {
-    description: 'The request body of PATCH /webhooks/{id}: at least one of url, description and enabled.',
-    examples: [{ enabled: true }, { url: 'https://plants.example.com/hooks/v2', description: null }],
+    description: 'The request body of PATCH /webhooks/{id}: at least one of url, description, enabled and eventTypes.',
+    examples: [
+      { enabled: true },
+      { url: 'https://plants.example.com/hooks/v2', description: null },
+      { eventTypes: ['newPlant', 'plantDeleted'] },
+    ],
   },
   RotatedWebhookSecret: {
     description: "An endpoint's new signing secret, shown only in this answer.",

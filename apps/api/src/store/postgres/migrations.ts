@@ -97,6 +97,13 @@ export const postgresMigrations: readonly string[] = [
      body        text
    );
    CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
+  // Event types: see the same migration in sqlite/migrations.ts. The partial index answers whether
+  // any enabled endpoint receives deletions, the one read a deletion makes when none does.
+  `ALTER TABLE webhook_events ADD COLUMN type text NOT NULL DEFAULT 'newPlant';
+   ALTER TABLE webhook_deliveries ADD COLUMN type text NOT NULL DEFAULT 'newPlant';
+   ALTER TABLE webhook_endpoints ADD COLUMN event_types text NOT NULL DEFAULT 'newPlant';
+   CREATE INDEX webhook_endpoints_deletions ON webhook_endpoints (id)
+     WHERE enabled AND ',' || event_types || ',' LIKE '%,plantDeleted,%'`,
 ];
 
 /**

@@ -144,7 +144,19 @@ const sql = {
                SELECT false, false, id, name, tag FROM plants
                WHERE id = ANY ($1::int8[]) AND (SELECT count(*) FROM inserted) < cardinality($1::int8[])`,
   get: 'SELECT id, name, tag FROM plants WHERE id = $1',
-  delete: 'DELETE FROM plants WHERE id = $1',
+  // A deletion is announced by the same statement while an enabled endpoint receives deletions (one
+  // read of a partial index when none does), with the plant as it was.
+  delete: `WITH deleted AS (
+             DELETE FROM plants WHERE id = $1 RETURNING id, name, tag
+           ), announced AS (
+             INSERT INTO webhook_events (type, plant_id, name, tag, traceparent)
+             SELECT 'plantDeleted', id, name, tag, $2::text FROM deleted
+             WHERE EXISTS (
+               SELECT 1 FROM webhook_endpoints WHERE enabled AND ',' || event_types || ',' LIKE '%,plantDeleted,%'
+             )
+             RETURNING seq
+           )
+           SELECT EXISTS (SELECT FROM announced) AS announced FROM deleted`,
   // A row is listed while the rows before the one before it hold fewer than $2 bytes of names and
   // tags (see ListOptions.maxBytes); the window runs over the `limit` rows of the inner query only.
   list: (after: boolean, tag: boolean) => {
@@ -247,11 +259,15 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   delete(id: bigint): Promise<boolean> {
+    const traceparent = this.#tracing?.traceparent() ?? null;
     return this.#run(() =>
-      this.#inOrder(
-        id,
-        async () => (await this.#pool.query(statement('delete', sql.delete, [id.toString()]))).rowCount === 1,
-      ),
+      this.#inOrder(id, async () => {
+        const { rows } = await this.#pool.query<{ announced: boolean }>(
+          statement('delete', sql.delete, [id.toString(), traceparent]),
+        );
+        if (rows[0]?.announced) this.webhooks.announced();
+        return rows.length === 1;
+      }),
     );
   }
 

@@ -7,6 +7,7 @@ import {
   type EndpointRow,
   FAN_OUT_PER_CLAIMED,
   FAN_OUT_ROWS,
+  storedEventTypes,
   toDelivery,
   toEndpoint,
 } from '../store-shared.ts';
@@ -16,6 +17,7 @@ import {
   type ClaimedDelivery,
   type ClaimOptions,
   type CreateEndpointOutcome,
+  DEFAULT_EVENT_TYPES,
   DISABLED_BY_REQUEST,
   type EndpointBacklog,
   type EndpointChanges,
@@ -28,6 +30,7 @@ import {
   type StoredEndpoint,
   type UpdateEndpointOutcome,
   type WebhookBacklog,
+  type WebhookEventType,
   type WebhookStore,
 } from '../webhook-store.ts';
 
@@ -44,6 +47,7 @@ type ClaimedRow = {
   attempts: number;
   created_at: Date;
   traceparent: string | null;
+  type: WebhookEventType;
 };
 
 /** unique_violation: here, the unique URL index. */
@@ -53,8 +57,8 @@ const sql = {
   // The count races with a concurrent registration: the cap may be passed by as many as register at once.
   // An endpoint that has the URL already: nothing is inserted (the unique index, which also settles
   // two replicas registering the same URL at once).
-  createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, created_at)
-                   SELECT $1, $2, $3, $4, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
+  createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, event_types, created_at)
+                   SELECT $1, $2, $3, $4, $6, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
                    ON CONFLICT DO NOTHING
                    RETURNING created_at`,
   urlHolder: 'SELECT id FROM webhook_endpoints WHERE url = $1 AND NOT duplicate_url',
@@ -66,6 +70,7 @@ const sql = {
                      duplicate_url = CASE WHEN $2::text IS NULL THEN duplicate_url ELSE false END,
                      description = CASE WHEN $3::boolean THEN $4 ELSE description END,
                      enabled = coalesce($5, enabled),
+                     event_types = coalesce($6, event_types),
                      disabled_reason = CASE
                        WHEN $5::boolean THEN NULL
                        WHEN NOT $5::boolean AND enabled THEN '${DISABLED_BY_REQUEST}'
@@ -130,11 +135,11 @@ const sql = {
                SET lease_until = now() + $2::float8 * interval '1 millisecond',
                    next_attempt_at = now() + $2::float8 * interval '1 millisecond', lease_token = $3
                FROM chosen WHERE d.seq = chosen.seq
-               RETURNING d.seq, d.endpoint_id, d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
+               RETURNING d.seq, d.endpoint_id, d.type, d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
                     CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret,
-                    c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent
+                    c.type, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
   // Many attempts in one statement, each only while its lease holds. An endpoint's failing streak
   // is written only when it starts or ends (a delivered attempt among the batch ends it), not at
@@ -180,7 +185,7 @@ const sql = {
                   )`,
   // A disabled endpoint's pending deliveries wait for it to be enabled again: not a backlog.
   // The oldest events up to $1 (any when null), at most $2 of them and $3 delivery rows, each event
-  // to every enabled endpoint registered by then. SKIP LOCKED: replicas fanning out at once take
+  // to every enabled endpoint registered by then that receives its type. SKIP LOCKED: replicas fanning out at once take
   // different events.
   fanOut: `WITH batch AS (
              DELETE FROM webhook_events WHERE seq IN (
@@ -188,11 +193,12 @@ const sql = {
                LIMIT greatest(1, least($2::int, $3::int / greatest(1, (SELECT count(*) FROM webhook_endpoints WHERE enabled))::int))
                FOR UPDATE SKIP LOCKED
              )
-             RETURNING seq, plant_id, name, tag, created_at, traceparent
+             RETURNING seq, type, plant_id, name, tag, created_at, traceparent
            ), fanned AS (
-             INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at, traceparent)
-             SELECT ep.id, b.plant_id, b.name, b.tag, b.created_at, b.created_at, b.traceparent
+             INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at, traceparent)
+             SELECT ep.id, b.type, b.plant_id, b.name, b.tag, b.created_at, b.created_at, b.traceparent
              FROM batch b JOIN webhook_endpoints ep ON ep.enabled AND ep.created_at <= b.created_at
+               AND b.type = ANY (string_to_array(ep.event_types, ','))
              ORDER BY b.seq, ep.created_at, ep.id
            )
            SELECT count(*) AS events FROM batch`,
@@ -237,12 +243,19 @@ export class PostgresWebhookStore implements WebhookStore {
 
   createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome> {
     return this.#run(async () => {
-      const { id, url, description, secret } = endpoint;
-      const values = [id, url, description ?? null, secret, max];
+      const { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], secret } = endpoint;
+      const values = [id, url, description ?? null, secret, max, storedEventTypes(eventTypes)];
       const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
       if (rows[0]) {
         const createdAt = rows[0].created_at;
-        const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
+        const created = {
+          id,
+          url,
+          ...(description !== undefined && { description }),
+          eventTypes,
+          enabled: true,
+          createdAt,
+        };
         return { outcome: 'created', endpoint: created };
       }
       const holder = await this.#urlHolder(url);
@@ -250,10 +263,16 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  updateEndpoint(id: string, { url, description, enabled }: EndpointChanges): Promise<UpdateEndpointOutcome> {
+  updateEndpoint(
+    id: string,
+    { url, description, enabled, eventTypes }: EndpointChanges,
+  ): Promise<UpdateEndpointOutcome> {
     return this.#run(async () => {
+      // The events announced before a change of types go out by the types they were announced under.
+      if (eventTypes !== undefined) await this.#fanOutAnnounced();
       try {
-        const values = [id, url ?? null, description !== undefined, description ?? null, enabled ?? null];
+        const types = eventTypes === undefined ? null : storedEventTypes(eventTypes);
+        const values = [id, url ?? null, description !== undefined, description ?? null, enabled ?? null, types];
         const { rows } = await this.#pool.query<EndpointRow>(sql.updateEndpoint, values);
         return rows[0] ? { outcome: 'updated', endpoint: toEndpoint(rows[0]) } : { outcome: 'not-found' };
       } catch (error) {
@@ -332,10 +351,8 @@ export class PostgresWebhookStore implements WebhookStore {
 
   listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined> {
     return this.#run(async () => {
-      // Listing answers every announcement made before it, fanned out in bounded statements.
-      const { rows } = await this.#pool.query<{ seq: bigint | null }>(sql.lastEvent);
-      const last = rows[0]?.seq ?? null;
-      if (last !== null) while ((await this.#fanOut(last, Number.MAX_SAFE_INTEGER)) > 0);
+      // Listing answers every announcement made before it.
+      await this.#fanOutAnnounced();
       const [endpoint, deliveries] = await Promise.all([
         this.#pool.query(sql.getEndpoint, [endpointId]),
         this.#pool.query<DeliveryRow>(sql.listDeliveries, [endpointId, limit]),
@@ -374,6 +391,7 @@ export class PostgresWebhookStore implements WebhookStore {
           endpointId: row.endpoint_id,
           url: row.url,
           secret: row.secret,
+          type: row.type,
           plant:
             row.tag === null
               ? { id: row.plant_id, name: row.name }
@@ -490,6 +508,13 @@ export class PostgresWebhookStore implements WebhookStore {
         .sort((a, b) => a.getTime() - b.getTime())[0];
       return { pending, oldestPendingAt: oldest };
     });
+  }
+
+  /** Fans out every event announced so far, in bounded statements. */
+  async #fanOutAnnounced(): Promise<void> {
+    const { rows } = await this.#pool.query<{ seq: bigint | null }>(sql.lastEvent);
+    const last = rows[0]?.seq ?? null;
+    if (last !== null) while ((await this.#fanOut(last, Number.MAX_SAFE_INTEGER)) > 0);
   }
 
   /**

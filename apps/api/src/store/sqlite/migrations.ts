@@ -135,4 +135,10 @@ ${DELIVERY_COLUMNS},
      body        TEXT
    ) STRICT;
    CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
+  // Event types: an event and its deliveries say what they announce (a create, or a deletion with
+  // the plant as it was), and an endpoint lists the types it receives, comma-separated; the
+  // endpoints registered before this version receive creations only, as they did.
+  `ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'newPlant';
+   ALTER TABLE webhook_deliveries ADD COLUMN type TEXT NOT NULL DEFAULT 'newPlant';
+   ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT 'newPlant'`,
 ];

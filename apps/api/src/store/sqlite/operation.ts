@@ -13,6 +13,8 @@ export type Thread = {
   beginWrite(): void;
   /** Whether any endpoint is enabled, so that a create with no subscriber costs no extra statement. */
   announcing: boolean;
+  /** Whether any enabled endpoint receives deletions, so that a delete with none costs nothing more. */
+  announcingDeletions: boolean;
   /** Set by an operation that changed endpoints: `announcing` is read again after the batch. */
   endpointsChanged: boolean;
   /** Set by `close`: the database closes after the batch. */

@@ -28,6 +28,7 @@ export const plantStatements = (db: DatabaseSync) => {
     insert: db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
     select,
     remove: db.prepare('DELETE FROM plants WHERE id = ?'),
+    removeReturning: db.prepare('DELETE FROM plants WHERE id = ? RETURNING name, tag'),
     /** Listing statements by [has cursor][has tag]. */
     lists: [
       [listing(''), listing('WHERE tag = :tag')],
@@ -49,6 +50,9 @@ export const decodeCreate = (plant: StoredPlant, result: Created): CreateOutcome
   return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
 };
 
+/** Also tells the store which answers were deletes, as decodeCreate does. */
+export const decodeDelete = (_: undefined, result: boolean | 'announced'): boolean => result !== false;
+
 export const plantOperations = {
   /**
    * `true` when stored, `'announced'` when stored and announced to the webhook outbox (with the
@@ -69,15 +73,24 @@ export const plantOperations = {
     },
     decode: decodeCreate,
   }),
-  /** → whether a row was deleted. */
+  /**
+   * → whether a row was deleted, `'announced'` when it was and announced to the webhook outbox
+   * (with the plant as it was); announced only while an endpoint receives deletions.
+   */
   delete: operation({
-    arity: 1,
+    arity: 2,
     writes: true,
     outbox: false,
-    run: (thread: Thread, id: bigint): boolean => {
+    run: (thread: Thread, id: bigint, traceparent: string | null): boolean | 'announced' => {
       thread.beginWrite();
-      return thread.plants.remove.run(id).changes === 1;
+      const { plants } = thread;
+      if (!thread.announcingDeletions) return plants.remove.run(id).changes === 1;
+      const row = plants.removeReturning.get(id) as { name: string; tag: string | null } | undefined;
+      if (row === undefined) return false;
+      thread.webhooks.announceDeletion.run(id, row.name, row.tag, thread.now, traceparent);
+      return 'announced';
     },
+    decode: decodeDelete,
   }),
   /** → the stored [name, tag], or null. */
   get: operation({

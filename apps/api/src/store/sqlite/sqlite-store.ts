@@ -11,7 +11,7 @@ import {
 } from '../plant-store.ts';
 import { listBytes } from '../row-bytes.ts';
 import { AnnounceListeners, type WebhookStore } from '../webhook-store.ts';
-import { decodeCreate } from './plants.ts';
+import { decodeCreate, decodeDelete } from './plants.ts';
 import {
   type AttachMessage,
   type Batches,
@@ -278,7 +278,8 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   delete(id: bigint): Promise<boolean> {
-    return this.#submit('delete', this.#tracing?.storeOperation('delete'), undefined, id);
+    const span = this.#tracing?.storeOperation('delete');
+    return this.#submit('delete', span, undefined, id, span?.traceparent ?? null);
   }
 
   get(id: bigint): Promise<StoredPlant | undefined> {
@@ -443,14 +444,16 @@ export class SqlitePlantStore implements PlantStore {
         : new StoreUnavailableError('The embedded database could not commit the write.', {
             cause: reviveError(reply[0]),
           });
-    // Listeners hear of creates that announced a plant: with no endpoint enabled there is nothing to deliver.
+    // Listeners hear of creates and deletes that announced a plant: with no endpoint enabled there is nothing to deliver.
     let announced = false;
     for (const [index, pending] of batch.entries()) {
       const result = reply[index + 1];
       pending.span?.end(batch.length, result === undefined ? failure : undefined);
       if (result === undefined) pending.reject(failure);
       else {
-        if (result === 'announced' && pending.decode === decodeCreate) announced = true;
+        if (result === 'announced' && (pending.decode === decodeCreate || pending.decode === decodeDelete)) {
+          announced = true;
+        }
         pending.resolve(pending.decode(pending.input as never, result));
       }
     }

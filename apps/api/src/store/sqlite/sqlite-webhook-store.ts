@@ -1,17 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
-import { DELETE_BATCH } from '../store-shared.ts';
-import type { AnnounceListeners, WebhookStore } from '../webhook-store.ts';
+import { DELETE_BATCH, storedEventTypes } from '../store-shared.ts';
+import { type AnnounceListeners, DEFAULT_EVENT_TYPES, type WebhookStore } from '../webhook-store.ts';
 import type { Batches } from './protocol.ts';
 
 /** The WebhookStore of SqlitePlantStore: its operations go in the store's batches. */
 export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: AnnounceListeners): WebhookStore => {
   const { call } = batches;
   const store: WebhookStore = {
-    createEndpoint: ({ id, url, description, secret }, max) =>
-      batches.submit('createEndpoint', undefined, { id, url, description }, id, url, description ?? null, secret, max),
-    updateEndpoint: (id, { url, description, enabled }) =>
+    createEndpoint: ({ id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], secret }, max) =>
+      batches.submit(
+        'createEndpoint',
+        undefined,
+        { id, url, description, eventTypes },
+        id,
+        url,
+        description ?? null,
+        storedEventTypes(eventTypes),
+        secret,
+        max,
+      ),
+    updateEndpoint: (id, { url, description, enabled, eventTypes }) =>
       call(
         'updateEndpoint',
         id,
@@ -19,6 +29,7 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         description === undefined ? 0 : 1,
         description ?? null,
         enabled === undefined ? null : Number(enabled),
+        eventTypes === undefined ? null : storedEventTypes(eventTypes),
       ),
     rotateSecret: (id, secret, previousUntil) => call('rotateSecret', id, secret, previousUntil.getTime()),
     requeueFailed: (endpointId, since, limit) => call('requeueFailed', endpointId, since.getTime(), limit, clock.now()),

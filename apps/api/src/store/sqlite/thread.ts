@@ -96,6 +96,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     },
     // Endpoints change only here; it is read again after each batch that touched them, committed or not.
     announcing: webhooks.anyEnabled(),
+    announcingDeletions: webhooks.anyReceivingDeletions(),
     endpointsChanged: false,
     closing: false,
   };
@@ -145,6 +146,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     if (thread.endpointsChanged && !thread.closing) {
       thread.endpointsChanged = false;
       thread.announcing = webhooks.anyEnabled();
+      thread.announcingDeletions = webhooks.anyReceivingDeletions();
     }
     if (thread.closing) db.close();
     return reply;

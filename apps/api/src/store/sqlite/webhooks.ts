@@ -16,6 +16,7 @@ import {
   parseDeliveryId,
   type UpdateEndpointOutcome,
   type WebhookBacklog,
+  type WebhookEventType,
 } from '../webhook-store.ts';
 import { operation, type Thread } from './operation.ts';
 import { toPlant } from './plants.ts';
@@ -38,12 +39,27 @@ export type ClaimedRow = [
   attempts: number | bigint,
   createdAt: number | bigint,
   traceparent: string | null,
+  type: WebhookEventType,
 ];
 
 type SecretsRow = { id: string; secret: string; previous_secret: string | null };
 
 const toClaimed = (
-  [id, seq, endpointId, url, secret, previousSecret, plantId, name, tag, attempts, createdAt, traceparent]: ClaimedRow,
+  [
+    id,
+    seq,
+    endpointId,
+    url,
+    secret,
+    previousSecret,
+    plantId,
+    name,
+    tag,
+    attempts,
+    createdAt,
+    traceparent,
+    type,
+  ]: ClaimedRow,
   leaseToken: string,
 ): ClaimedDelivery => {
   // The optional fields are set last, not spread into the literal: every property after a spread
@@ -54,6 +70,7 @@ const toClaimed = (
     endpointId,
     url,
     secret,
+    type,
     plant: toPlant(plantId, name, tag),
     attempts: Number(attempts),
     leaseToken,
@@ -81,6 +98,9 @@ export const webhookStatements = (db: DatabaseSync) => {
     return statement;
   };
   const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
+  const deletionsReceived = prepare(
+    `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND ',' || event_types || ',' LIKE '%,plantDeleted,%' LIMIT 1`,
+  );
   const settings = db.prepare('SELECT instance, legacy_instance, legacy_upto FROM webhook_settings').get() as {
     instance: string;
     legacy_instance: string;
@@ -109,9 +129,14 @@ export const webhookStatements = (db: DatabaseSync) => {
     webhookId,
     withIds,
     anyEnabled: () => enabled.get() !== undefined,
+    anyReceivingDeletions: () => deletionsReceived.get() !== undefined,
     // Positional: binding by name cost twice as much per create (measured).
     announce: prepare(
       'INSERT INTO webhook_events (plant_id, name, tag, created_at, traceparent) VALUES (?, ?, ?, ?, ?)',
+    ),
+    announceDeletion: prepare(
+      `INSERT INTO webhook_events (type, plant_id, name, tag, created_at, traceparent)
+       VALUES ('plantDeleted', ?, ?, ?, ?, ?)`,
     ),
     /** The last event of the next `limit` up to `last` to fan out, or null when there is none. */
     fanOutBound: prepare(
@@ -121,11 +146,12 @@ export const webhookStatements = (db: DatabaseSync) => {
     lastEvent: prepare('SELECT max(seq) AS seq FROM webhook_events', true),
     eventUpTo: prepare('SELECT 1 FROM webhook_events WHERE seq <= ? LIMIT 1'),
     enabledCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE enabled = 1'),
-    // An endpoint receives the plants created since it was registered.
+    // An endpoint receives the events of its types announced since it was registered.
     fanOut: prepare(
-      `INSERT INTO webhook_deliveries (endpoint_id, plant_id, name, tag, next_attempt_at, created_at, traceparent)
-       SELECT ep.id, e.plant_id, e.name, e.tag, e.created_at, e.created_at, e.traceparent
+      `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at, traceparent)
+       SELECT ep.id, e.type, e.plant_id, e.name, e.tag, e.created_at, e.created_at, e.traceparent
        FROM webhook_events e JOIN webhook_endpoints ep ON ep.enabled = 1 AND ep.created_at <= e.created_at
+         AND ',' || ep.event_types || ',' LIKE '%,' || e.type || ',%'
        WHERE e.seq <= :upTo
        ORDER BY e.seq, ep.created_at, ep.id`,
     ),
@@ -136,8 +162,8 @@ export const webhookStatements = (db: DatabaseSync) => {
     ),
     // An endpoint that has the URL already: nothing is inserted (the unique index).
     createEndpoint: prepare(
-      `INSERT INTO webhook_endpoints (id, url, description, secret, created_at)
-       SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
+      `INSERT INTO webhook_endpoints (id, url, description, event_types, secret, created_at)
+       SELECT ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
        ON CONFLICT DO NOTHING`,
     ),
     urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE url = ? AND duplicate_url = 0'),
@@ -150,6 +176,7 @@ export const webhookStatements = (db: DatabaseSync) => {
          duplicate_url = CASE WHEN :url IS NULL THEN duplicate_url ELSE 0 END,
          description = CASE WHEN :setDescription = 1 THEN :description ELSE description END,
          enabled = coalesce(:enabled, enabled),
+         event_types = coalesce(:eventTypes, event_types),
          disabled_reason = CASE
            WHEN :enabled = 1 THEN NULL
            WHEN :enabled = 0 AND enabled = 1 THEN :disabledReason
@@ -204,7 +231,7 @@ export const webhookStatements = (db: DatabaseSync) => {
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret,
               CASE WHEN e.previous_secret_until > :now THEN e.previous_secret END AS previous_secret,
-              d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
+              d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent, d.type
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
       true,
       true,
@@ -298,15 +325,16 @@ const claimFairly = (
  * Turns up to `limit` events (up to the event `last`) into deliveries, oldest first, and never
  * more than FAN_OUT_ROWS deliveries at once.
  */
-const fanOut = (thread: Thread, limit: number, last = BigInt(Number.MAX_SAFE_INTEGER)): void => {
+const fanOut = (thread: Thread, limit: number, last = BigInt(Number.MAX_SAFE_INTEGER)): boolean => {
   const { webhooks } = thread;
   const { count } = webhooks.enabledCount.get() as { count: number };
   const events = Math.max(1, Math.min(limit, Math.floor(FAN_OUT_ROWS / Math.max(1, count))));
   const { upTo } = webhooks.fanOutBound.get({ limit: events, last }) as { upTo: bigint | null };
-  if (upTo === null) return;
+  if (upTo === null) return false;
   thread.beginWrite();
   webhooks.fanOut.run({ upTo });
   webhooks.fannedOut.run({ upTo });
+  return true;
 };
 
 /** The writes of the webhook operations that do not change endpoints: outbox or secrets. */
@@ -328,29 +356,42 @@ export const webhookOperations = {
    */
   createEndpoint: operation({
     ...write,
-    arity: 5,
+    arity: 6,
     run: (
       thread: Thread,
       id: string,
       url: string,
       description: string | null,
+      eventTypes: string,
       secret: string,
       most: number,
     ): number | false | string => {
       changingEndpoints(thread);
       const { webhooks, now } = thread;
       // Stamped by the clock that stamps the announcements (see NewStoredEndpoint).
-      if (webhooks.createEndpoint.run(id, url, description, secret, now, most).changes === 1) return now;
+      if (webhooks.createEndpoint.run(id, url, description, eventTypes, secret, now, most).changes === 1) return now;
       const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
       return holder?.id ?? false;
     },
     decode: (
-      { id, url, description }: { id: string; url: string; description: string | undefined },
+      {
+        id,
+        url,
+        description,
+        eventTypes,
+      }: { id: string; url: string; description: string | undefined; eventTypes: WebhookEventType[] },
       result,
     ): CreateEndpointOutcome => {
       if (typeof result === 'number') {
         const createdAt = new Date(result);
-        const created = { id, url, ...(description !== undefined && { description }), enabled: true, createdAt };
+        const created = {
+          id,
+          url,
+          ...(description !== undefined && { description }),
+          eventTypes,
+          enabled: true,
+          createdAt,
+        };
         return { outcome: 'created', endpoint: created };
       }
       return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result };
@@ -362,7 +403,7 @@ export const webhookOperations = {
    */
   updateEndpoint: operation({
     ...write,
-    arity: 5,
+    arity: 6,
     run: (
       thread: Thread,
       id: string,
@@ -370,15 +411,20 @@ export const webhookOperations = {
       setDescription: number,
       description: string | null,
       enabled: number | null,
+      eventTypes: string | null,
     ): EndpointRow | string | null => {
       changingEndpoints(thread);
       const { webhooks } = thread;
+      // The events announced before a change of types go out by the types they were announced under.
+      let fanning = eventTypes !== null;
+      while (fanning) fanning = fanOut(thread, Number.MAX_SAFE_INTEGER);
       const { changes } = webhooks.updateEndpoint.run({
         id,
         url,
         setDescription,
         description,
         enabled,
+        eventTypes,
         disabledReason: DISABLED_BY_REQUEST,
       });
       const row = (webhooks.getEndpoint.get(id) as unknown as EndpointRow | undefined) ?? null;
