@@ -35,6 +35,11 @@ export const FAKE_DOES_NOT_MODEL = [
     why: DELIVERY,
   },
   {
+    file: 'src/webhooks/webhook-events.test.ts',
+    title: 'sends the Standard Webhooks structure to an endpoint that asks for it, verified by standardwebhooks',
+    why: DELIVERY,
+  },
+  {
     file: 'src/plants/create-plant.test.ts',
     title: 'answers 200 with exactly { name, tag } and stores the plant durably',
     why: 'durability: the fake keeps plants in memory, and a restart starts empty',

@@ -7,6 +7,7 @@ expectTypeOf<NewWebhookEndpoint>().toEqualTypeOf<{
   url: string;
   description?: string | undefined;
   eventTypes?: ('newPlant' | 'plantDeleted')[] | undefined;
+  payloadFormat?: 'plain' | 'standard' | undefined;
 }>();
 expectTypeOf<WebhookEndpoint['eventTypes']>().toEqualTypeOf<('newPlant' | 'plantDeleted')[]>();
 expectTypeOf<ClientInferRequest<typeof contract.createWebhook>['body']>().toEqualTypeOf<NewWebhookEndpoint>();
@@ -37,12 +38,13 @@ expectTypeOf<ClientInferRequest<typeof contract.listWebhookDeliveries>['query']>
   limit?: string | undefined;
 }>();
 
-// PATCH takes any of url, description (null removes it), enabled and eventTypes, and answers the endpoint.
+// PATCH takes any of url, description (null removes it), enabled, eventTypes and payloadFormat, and answers the endpoint.
 expectTypeOf<ClientInferRequest<typeof contract.updateWebhook>['body']>().toEqualTypeOf<{
   url?: string | undefined;
   description?: string | null | undefined;
   enabled?: boolean | undefined;
   eventTypes?: ('newPlant' | 'plantDeleted')[] | undefined;
+  payloadFormat?: 'plain' | 'standard' | undefined;
 }>();
 expectTypeOf<
   Extract<ServerInferResponses<typeof contract.updateWebhook>, { status: 200 }>['body']

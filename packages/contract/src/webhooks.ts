@@ -66,6 +66,14 @@ const eventTypes = z
     'The event types delivered to the endpoint: newPlant, plantDeleted or both. A change applies to the events announced after it',
   );
 
+/** How an endpoint's deliveries are shaped. */
+export const WebhookPayloadFormat = z
+  .enum(['plain', 'standard'], { errorMap: () => ({ message: 'must be plain or standard' }) })
+  .describe(
+    'The body of each delivery: plain, the event data alone (the plant for newPlant); standard, the Standard Webhooks structure { "type", "timestamp", "data" } with the same data',
+  );
+export type WebhookPayloadFormat = z.infer<typeof WebhookPayloadFormat>;
+
 /** The body of the plantDeleted webhook: the id of the deleted plant and the plant as it was. */
 export const PlantDeleted = z.object({
   id: Int64.describe('Identification number of the deleted plant'),
@@ -78,6 +86,7 @@ export const NewWebhookEndpoint = z.object(
   {
     ...endpointShape,
     eventTypes: eventTypes.optional().describe(`${eventTypes.description}; newPlant alone when left out`),
+    payloadFormat: WebhookPayloadFormat.optional().describe(`${WebhookPayloadFormat.description}; plain when left out`),
   },
   objectMessages,
 );
@@ -88,6 +97,7 @@ export const WebhookEndpoint = z.object({
   id: z.string().describe('Identifier of the endpoint'),
   ...endpointShape,
   eventTypes,
+  payloadFormat: WebhookPayloadFormat,
   enabled: z
     .boolean()
     .describe(
@@ -124,6 +134,7 @@ export const WebhookEndpointChanges = z
           'false stops deliveries to the endpoint (pending ones fail); true resumes the deliveries that disabling (or a 410 Gone answer) stopped',
         ),
       eventTypes: eventTypes.optional(),
+      payloadFormat: WebhookPayloadFormat.optional(),
     },
     objectMessages,
   )
@@ -132,8 +143,9 @@ export const WebhookEndpointChanges = z
       changes.url !== undefined ||
       changes.description !== undefined ||
       changes.enabled !== undefined ||
-      changes.eventTypes !== undefined,
-    'must have at least one of url, description, enabled and eventTypes',
+      changes.eventTypes !== undefined ||
+      changes.payloadFormat !== undefined,
+    'must have at least one of url, description, enabled, eventTypes and payloadFormat',
   );
 export type WebhookEndpointChanges = z.infer<typeof WebhookEndpointChanges>;
 

@@ -2,7 +2,13 @@
  * What both backends share: the bounds of the outbox's batches, the endpoint columns, and the rows
  * they read endpoints and deliveries as (PostgreSQL reads booleans and timestamps, SQLite integers).
  */
-import type { DeliveryStatus, StoredDelivery, StoredEndpoint, WebhookEventType } from './webhook-store.ts';
+import type {
+  DeliveryStatus,
+  PayloadFormat,
+  StoredDelivery,
+  StoredEndpoint,
+  WebhookEventType,
+} from './webhook-store.ts';
 
 /** Events fanned out per delivery claimed: fanning out keeps ahead of delivering. */
 export const FAN_OUT_PER_CLAIMED = 8;
@@ -17,7 +23,8 @@ export const FAN_OUT_ROWS = 500;
 export const DELETE_BATCH = 250;
 
 /** The columns an endpoint is read with (see EndpointRow). */
-export const ENDPOINT_COLUMNS = 'id, url, description, event_types, enabled, disabled_reason, created_at';
+export const ENDPOINT_COLUMNS =
+  'id, url, description, event_types, payload_format, enabled, disabled_reason, created_at';
 
 /** The event types an endpoint receives, as stored: comma-separated. */
 export const storedEventTypes = (types: readonly WebhookEventType[]): string => types.join(',');
@@ -32,6 +39,7 @@ export type EndpointRow = {
   url: string;
   description: string | null;
   event_types: string;
+  payload_format: string;
   enabled: boolean | number | bigint;
   disabled_reason: string | null;
   created_at: StoredTime;
@@ -55,6 +63,7 @@ export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   url: row.url,
   ...(row.description !== null && { description: row.description }),
   eventTypes: row.event_types.split(',') as WebhookEventType[],
+  payloadFormat: row.payload_format as PayloadFormat,
   enabled: Number(row.enabled) === 1,
   ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: toDate(row.created_at),

@@ -10,6 +10,9 @@
 /** What a delivery announces: a plant created, or a plant deleted (with the plant as it was). */
 export type WebhookEventType = 'newPlant' | 'plantDeleted';
 
+/** A delivery's body: the event's data alone (`plain`), or Standard Webhooks' `{ type, timestamp, data }`. */
+export type PayloadFormat = 'plain' | 'standard';
+
 /** What an endpoint receives unless it asks otherwise: what every endpoint received before event types. */
 export const DEFAULT_EVENT_TYPES: readonly WebhookEventType[] = ['newPlant'];
 
@@ -19,6 +22,7 @@ export type StoredEndpoint = {
   description?: string;
   /** The event types it receives. */
   eventTypes: WebhookEventType[];
+  payloadFormat: PayloadFormat;
   enabled: boolean;
   /** Why it is disabled; only while it is. */
   disabledReason?: string;
@@ -30,9 +34,14 @@ export type StoredEndpoint = {
  * (PostgreSQL's now(), the embedded store's database thread): an endpoint receives the plants
  * created since, and a replica whose clock ran ahead of that one would skip the first of them.
  */
-export type NewStoredEndpoint = Omit<StoredEndpoint, 'enabled' | 'disabledReason' | 'createdAt' | 'eventTypes'> & {
+export type NewStoredEndpoint = Omit<
+  StoredEndpoint,
+  'enabled' | 'disabledReason' | 'createdAt' | 'eventTypes' | 'payloadFormat'
+> & {
   /** DEFAULT_EVENT_TYPES when not given. */
   eventTypes?: WebhookEventType[];
+  /** `plain` when not given. */
+  payloadFormat?: PayloadFormat;
   /**
    * As stored: `whsec_…`, or sealed by PLANT_WEBHOOK_SECRETS_KEY (see secret-box.ts). Kept to sign
    * deliveries, never answered again after registration.
@@ -55,6 +64,7 @@ export type EndpointChanges = {
   enabled?: boolean;
   /** Applies to the events announced after the change. */
   eventTypes?: WebhookEventType[];
+  payloadFormat?: PayloadFormat;
 };
 
 export type UpdateEndpointOutcome =
@@ -104,6 +114,8 @@ export type ClaimedDelivery = {
   /** The secret before the last rotation, while its grace lasts: deliveries are signed with both. */
   previousSecret?: string;
   type: WebhookEventType;
+  /** The endpoint's, when claimed. */
+  payloadFormat: PayloadFormat;
   plant: { id: bigint; name: string; tag?: string };
   /** Attempts made before this one. */
   attempts: number;

@@ -5,7 +5,7 @@ import type { WebhookStore } from '../store/webhook-store.ts';
 const noWebhooks: WebhookStore = {
   createEndpoint: async ({ id, url }) => ({
     outcome: 'created',
-    endpoint: { id, url, eventTypes: ['newPlant'], createdAt: new Date(), enabled: true },
+    endpoint: { id, url, eventTypes: ['newPlant'], payloadFormat: 'plain', createdAt: new Date(), enabled: true },
   }),
   updateEndpoint: async () => ({ outcome: 'not-found' }),
   rotateSecret: async () => false,

@@ -77,7 +77,7 @@ export const registerEndpoint = async <Endpoint = { id: string; secret: string }
     description,
     token,
     ...fields
-  }: { description?: string | undefined; token?: string; eventTypes?: string[]; format?: string } = {},
+  }: { description?: string | undefined; token?: string; eventTypes?: string[]; payloadFormat?: string } = {},
 ): Promise<Endpoint> => {
   const response = await callApi(
     base,

@@ -141,6 +141,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
           url: first.url,
           description: 'Inventory',
           eventTypes: ['newPlant'],
+          payloadFormat: 'plain',
           enabled: true,
           createdAt: expect.any(Date),
         },
@@ -153,6 +154,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
         id: second.id,
         url: second.url,
         eventTypes: ['newPlant'],
+        payloadFormat: 'plain',
         enabled: true,
         createdAt: expect.any(Date),
       });

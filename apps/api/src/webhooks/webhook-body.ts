@@ -1,8 +1,12 @@
 import type { ClaimedDelivery } from '../store/webhook-store.ts';
 
 /**
- * What a delivery's body says, before it is serialized: a newPlant announces the plant as stored
- * (the body receivers have always had); a plantDeleted the deleted plant's id and the plant as it was.
+ * What a delivery's body says, before it is serialized. Its data: for a newPlant the plant as
+ * stored (the body receivers have always had), for a plantDeleted the deleted plant's id and the
+ * plant as it was. An endpoint that asked for the `standard` format gets the data inside Standard
+ * Webhooks' `{ type, timestamp, data }`, timestamped when the event was announced.
  */
-export const deliveryBody = ({ type, plant }: ClaimedDelivery): object =>
-  type === 'newPlant' ? plant : { id: plant.id, plant };
+export const deliveryBody = ({ type, payloadFormat, plant, createdAt }: ClaimedDelivery): object => {
+  const data = type === 'newPlant' ? plant : { id: plant.id, plant };
+  return payloadFormat === 'plain' ? data : { type, timestamp: createdAt.toISOString(), data };
+};

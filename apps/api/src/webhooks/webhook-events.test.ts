@@ -33,6 +33,8 @@ describe('webhook event types', () => {
     expect(await deletePlant(service.base, id)).toBe(204);
     // A deletion that finds nothing announces nothing.
     expect(await deletePlant(service.base, id)).toBe(404);
+    // Delivered before the next create is announced: deliveries to one endpoint may overtake each other.
+    await everything.waitFor(2);
     expect((await postPlant(service.base, TEST_TOKEN, { id: 2n, name: 'Moss' })).status).toBe(200);
     await everything.waitFor(3);
     await creations.waitFor(2);
@@ -67,6 +69,7 @@ describe('webhook event types', () => {
     );
     expect(endpoint.eventTypes).toStrictEqual(['newPlant']);
     expect((await postPlant(service.base, TEST_TOKEN, { id: 1n, name: 'Fern' })).status).toBe(200);
+    await receiver.waitFor(1);
     expect(await deletePlant(service.base, 1n)).toBe(204);
 
     const changed = await patch(service.base, endpoint.id, { eventTypes: ['plantDeleted'] });
@@ -83,6 +86,39 @@ describe('webhook event types', () => {
       { type: 'newPlant', plant: { id: 1n, name: 'Fern' } },
       { type: 'plantDeleted', id: 2n, plant: { id: 2n, name: 'Moss' } },
     ]);
+  });
+
+  it('sends the Standard Webhooks structure to an endpoint that asks for it, verified by standardwebhooks', async () => {
+    const service = await startWebhookService();
+    defer(service.cleanup);
+    const receiver = await deferredReceiver(defer);
+    const endpoint = await registerEndpoint<{ id: string; secret: string; payloadFormat: string }>(
+      service.base,
+      receiver.url,
+      { eventTypes: ['newPlant', 'plantDeleted'], payloadFormat: 'standard' },
+    );
+    expect(endpoint.payloadFormat).toBe('standard');
+    expect((await postPlant(service.base, TEST_TOKEN, { id: 3n, name: 'Ivy', tag: 'climbing' })).status).toBe(200);
+    await receiver.waitFor(1);
+    expect(await deletePlant(service.base, 3n)).toBe(204);
+    await receiver.waitFor(2);
+    const timestamp = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(
+      receiver.received.map(({ body, headers }) => new Webhook(endpoint.secret).verify(body, headers as never)),
+    ).toStrictEqual([
+      { type: 'newPlant', timestamp, data: { id: 3, name: 'Ivy', tag: 'climbing' } },
+      { type: 'plantDeleted', timestamp, data: { id: 3, plant: { id: 3, name: 'Ivy', tag: 'climbing' } } },
+    ]);
+    expect(eventsOf(receiver.received, endpoint.secret).map(({ type }) => type)).toStrictEqual([
+      'newPlant',
+      'plantDeleted',
+    ]);
+    // Back to the plain body for the events announced after the change.
+    const changed = await patch(service.base, endpoint.id, { payloadFormat: 'plain' });
+    expect(await changed.json()).toMatchObject({ payloadFormat: 'plain' });
+    expect((await postPlant(service.base, TEST_TOKEN, { id: 4n, name: 'Sage' })).status).toBe(200);
+    await receiver.waitFor(3);
+    expect(receiver.received[2]?.body).toBe('{"id":4,"name":"Sage"}');
   });
 
   it.each([

@@ -138,7 +138,7 @@ describe('PATCH /webhooks/{id}', () => {
     await expectError(
       await patch(base, endpoint.id, {}),
       400,
-      /at least one of url, description, enabled and eventTypes/,
+      /at least one of url, description, enabled, eventTypes and payloadFormat/,
     );
     await expectError(await patch(base, endpoint.id, { url: 'ftp://127.0.0.1/' }), 400, /url must use https/);
     await expectError(await patch(base, endpoint.id, { url: 'not a url' }), 400, /url must be an absolute URL/);
@@ -425,6 +425,7 @@ describe('through @org/plant-client', () => {
       id: endpoint.id,
       url: endpoint.url,
       eventTypes: ['newPlant'],
+      payloadFormat: 'plain',
       enabled: true,
       createdAt: endpoint.createdAt,
     });

@@ -48,11 +48,21 @@ const inBatches = async (batch: (limit: number) => Promise<number>, most = Numbe
 const s = initServer();
 
 /** The contract's WebhookEndpoint: never the secret. */
-const toEndpoint = ({ id, url, description, eventTypes, enabled, disabledReason, createdAt }: StoredEndpoint) => ({
+const toEndpoint = ({
+  id,
+  url,
+  description,
+  eventTypes,
+  payloadFormat,
+  enabled,
+  disabledReason,
+  createdAt,
+}: StoredEndpoint) => ({
   id,
   url,
   ...(description !== undefined && { description }),
   eventTypes,
+  payloadFormat,
   enabled,
   ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
@@ -147,6 +157,7 @@ export const createWebhooksRouter = (
             url: checked.url,
             ...(body.description !== undefined && { description: body.description }),
             ...(body.eventTypes !== undefined && { eventTypes: body.eventTypes }),
+            ...(body.payloadFormat !== undefined && { payloadFormat: body.payloadFormat }),
             secret: secrets.seal(id, secret),
           },
           WEBHOOK_ENDPOINTS_MAX,
@@ -198,6 +209,7 @@ export const createWebhooksRouter = (
           ...(body.description !== undefined && { description: body.description }),
           ...(body.enabled !== undefined && { enabled: body.enabled }),
           ...(body.eventTypes !== undefined && { eventTypes: body.eventTypes }),
+          ...(body.payloadFormat !== undefined && { payloadFormat: body.payloadFormat }),
         });
         if (updated.outcome === 'not-found') return notFound(params.id);
         if (updated.outcome === 'url-taken') return urlTaken(updated.holder);

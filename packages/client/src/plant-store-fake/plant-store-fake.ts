@@ -112,6 +112,7 @@ type StoredEndpoint = {
   url: string;
   description?: string;
   eventTypes: WebhookEndpoint['eventTypes'];
+  payloadFormat: WebhookEndpoint['payloadFormat'];
   enabled: boolean;
   disabledReason?: string;
   createdAt: Date;
@@ -143,6 +144,7 @@ const toEndpoint = ({
   url,
   description,
   eventTypes,
+  payloadFormat,
   enabled,
   disabledReason,
   createdAt,
@@ -151,6 +153,7 @@ const toEndpoint = ({
   url,
   ...(description !== undefined && { description }),
   eventTypes: [...eventTypes],
+  payloadFormat,
   enabled,
   ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
@@ -336,6 +339,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         url,
         ...(endpointBody.description !== undefined && { description: endpointBody.description }),
         eventTypes: endpointBody.eventTypes ?? ['newPlant'],
+        payloadFormat: endpointBody.payloadFormat ?? 'plain',
         enabled: true,
         createdAt: now(),
         secret: newSecret(),
@@ -361,6 +365,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       if (changes.description === null) delete endpoint.description;
       else if (changes.description !== undefined) endpoint.description = changes.description;
       if (changes.eventTypes !== undefined) endpoint.eventTypes = changes.eventTypes;
+      if (changes.payloadFormat !== undefined) endpoint.payloadFormat = changes.payloadFormat;
       if (changes.enabled === false && endpoint.enabled) {
         endpoint.enabled = false;
         endpoint.disabledReason = DISABLED_BY_REQUEST;

@@ -44,6 +44,7 @@ const ENDPOINT_EXAMPLE = {
   url: 'https://plants.example.com/hooks/new-plant',
   description: 'Inventory sync',
   eventTypes: ['newPlant'],
+  payloadFormat: 'plain',
   enabled: true,
   createdAt: '2026-01-01T12:00:00.000Z',
 };
@@ -73,13 +74,22 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
       'The request body of POST /webhooks: the receiver URL, an optional description and the event types it receives (newPlant when left out).',
     examples: [
       { url: 'https://plants.example.com/hooks/new-plant', description: 'Inventory sync' },
-      { url: 'https://plants.example.com/hooks/index', eventTypes: ['newPlant', 'plantDeleted'] },
+      {
+        url: 'https://plants.example.com/hooks/index',
+        eventTypes: ['newPlant', 'plantDeleted'],
+        payloadFormat: 'standard',
+      },
     ],
   },
   WebhookEventType: {
     description:
       'An event type the service announces: newPlant (a plant was created) or plantDeleted (a plant was deleted).',
     examples: ['plantDeleted'],
+  },
+  WebhookPayloadFormat: {
+    description:
+      'How deliveries are shaped: plain (the event data alone, the default) or standard ({ "type", "timestamp", "data" }, as Standard Webhooks structures a payload).',
+    examples: ['standard'],
   },
   PlantDeleted: {
     description: 'The body of the plantDeleted webhook: the id of the deleted plant and the plant as it was.',
@@ -96,7 +106,8 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
     examples: [{ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
   },
   WebhookEndpointChanges: {
-    description: 'The request body of PATCH /webhooks/{id}: at least one of url, description, enabled and eventTypes.',
+    description:
+      'The request body of PATCH /webhooks/{id}: at least one of url, description, enabled, eventTypes and payloadFormat.',
     examples: [
       { enabled: true },
       { url: 'https://plants.example.com/hooks/v2', description: null },

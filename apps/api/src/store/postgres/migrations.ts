@@ -102,6 +102,7 @@ export const postgresMigrations: readonly string[] = [
   `ALTER TABLE webhook_events ADD COLUMN type text NOT NULL DEFAULT 'newPlant';
    ALTER TABLE webhook_deliveries ADD COLUMN type text NOT NULL DEFAULT 'newPlant';
    ALTER TABLE webhook_endpoints ADD COLUMN event_types text NOT NULL DEFAULT 'newPlant';
+   ALTER TABLE webhook_endpoints ADD COLUMN payload_format text NOT NULL DEFAULT 'plain';
    CREATE INDEX webhook_endpoints_deletions ON webhook_endpoints (id)
      WHERE enabled AND ',' || event_types || ',' LIKE '%,plantDeleted,%'`,
 ];

@@ -24,6 +24,7 @@ import {
   type EndpointSecrets,
   type IdempotencyClaim,
   type NewStoredEndpoint,
+  type PayloadFormat,
   parseDeliveryId,
   type RecordedAttempt,
   type StoredDelivery,
@@ -48,6 +49,7 @@ type ClaimedRow = {
   created_at: Date;
   traceparent: string | null;
   type: WebhookEventType;
+  payload_format: PayloadFormat;
 };
 
 /** unique_violation: here, the unique URL index. */
@@ -57,8 +59,8 @@ const sql = {
   // The count races with a concurrent registration: the cap may be passed by as many as register at once.
   // An endpoint that has the URL already: nothing is inserted (the unique index, which also settles
   // two replicas registering the same URL at once).
-  createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, event_types, created_at)
-                   SELECT $1, $2, $3, $4, $6, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
+  createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, event_types, payload_format, created_at)
+                   SELECT $1, $2, $3, $4, $6, $7, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
                    ON CONFLICT DO NOTHING
                    RETURNING created_at`,
   urlHolder: 'SELECT id FROM webhook_endpoints WHERE url = $1 AND NOT duplicate_url',
@@ -71,6 +73,7 @@ const sql = {
                      description = CASE WHEN $3::boolean THEN $4 ELSE description END,
                      enabled = coalesce($5, enabled),
                      event_types = coalesce($6, event_types),
+                     payload_format = coalesce($7, payload_format),
                      disabled_reason = CASE
                        WHEN $5::boolean THEN NULL
                        WHEN NOT $5::boolean AND enabled THEN '${DISABLED_BY_REQUEST}'
@@ -139,7 +142,7 @@ const sql = {
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
                     CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret,
-                    c.type, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent
+                    c.type, e.payload_format, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
   // Many attempts in one statement, each only while its lease holds. An endpoint's failing streak
   // is written only when it starts or ends (a delivered attempt among the batch ends it), not at
@@ -243,8 +246,8 @@ export class PostgresWebhookStore implements WebhookStore {
 
   createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome> {
     return this.#run(async () => {
-      const { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], secret } = endpoint;
-      const values = [id, url, description ?? null, secret, max, storedEventTypes(eventTypes)];
+      const { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], payloadFormat = 'plain', secret } = endpoint;
+      const values = [id, url, description ?? null, secret, max, storedEventTypes(eventTypes), payloadFormat];
       const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
       if (rows[0]) {
         const createdAt = rows[0].created_at;
@@ -253,6 +256,7 @@ export class PostgresWebhookStore implements WebhookStore {
           url,
           ...(description !== undefined && { description }),
           eventTypes,
+          payloadFormat,
           enabled: true,
           createdAt,
         };
@@ -265,14 +269,22 @@ export class PostgresWebhookStore implements WebhookStore {
 
   updateEndpoint(
     id: string,
-    { url, description, enabled, eventTypes }: EndpointChanges,
+    { url, description, enabled, eventTypes, payloadFormat }: EndpointChanges,
   ): Promise<UpdateEndpointOutcome> {
     return this.#run(async () => {
       // The events announced before a change of types go out by the types they were announced under.
       if (eventTypes !== undefined) await this.#fanOutAnnounced();
       try {
         const types = eventTypes === undefined ? null : storedEventTypes(eventTypes);
-        const values = [id, url ?? null, description !== undefined, description ?? null, enabled ?? null, types];
+        const values = [
+          id,
+          url ?? null,
+          description !== undefined,
+          description ?? null,
+          enabled ?? null,
+          types,
+          payloadFormat ?? null,
+        ];
         const { rows } = await this.#pool.query<EndpointRow>(sql.updateEndpoint, values);
         return rows[0] ? { outcome: 'updated', endpoint: toEndpoint(rows[0]) } : { outcome: 'not-found' };
       } catch (error) {
@@ -392,6 +404,7 @@ export class PostgresWebhookStore implements WebhookStore {
           url: row.url,
           secret: row.secret,
           type: row.type,
+          payloadFormat: row.payload_format,
           plant:
             row.tag === null
               ? { id: row.plant_id, name: row.name }

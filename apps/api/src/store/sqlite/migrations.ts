@@ -137,8 +137,10 @@ ${DELIVERY_COLUMNS},
    CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`,
   // Event types: an event and its deliveries say what they announce (a create, or a deletion with
   // the plant as it was), and an endpoint lists the types it receives, comma-separated; the
-  // endpoints registered before this version receive creations only, as they did.
+  // endpoints registered before this version receive creations only, as they did, in the plain
+  // body; payload_format 'standard' asks for Standard Webhooks' { type, timestamp, data }.
   `ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'newPlant';
    ALTER TABLE webhook_deliveries ADD COLUMN type TEXT NOT NULL DEFAULT 'newPlant';
-   ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT 'newPlant'`,
+   ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT 'newPlant';
+   ALTER TABLE webhook_endpoints ADD COLUMN payload_format TEXT NOT NULL DEFAULT 'plain'`,
 ];

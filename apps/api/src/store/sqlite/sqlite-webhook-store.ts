@@ -9,19 +9,23 @@ import type { Batches } from './protocol.ts';
 export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: AnnounceListeners): WebhookStore => {
   const { call } = batches;
   const store: WebhookStore = {
-    createEndpoint: ({ id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], secret }, max) =>
+    createEndpoint: (
+      { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], payloadFormat = 'plain', secret },
+      max,
+    ) =>
       batches.submit(
         'createEndpoint',
         undefined,
-        { id, url, description, eventTypes },
+        { id, url, description, eventTypes, payloadFormat },
         id,
         url,
         description ?? null,
         storedEventTypes(eventTypes),
+        payloadFormat,
         secret,
         max,
       ),
-    updateEndpoint: (id, { url, description, enabled, eventTypes }) =>
+    updateEndpoint: (id, { url, description, enabled, eventTypes, payloadFormat }) =>
       call(
         'updateEndpoint',
         id,
@@ -30,6 +34,7 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         description ?? null,
         enabled === undefined ? null : Number(enabled),
         eventTypes === undefined ? null : storedEventTypes(eventTypes),
+        payloadFormat ?? null,
       ),
     rotateSecret: (id, secret, previousUntil) => call('rotateSecret', id, secret, previousUntil.getTime()),
     requeueFailed: (endpointId, since, limit) => call('requeueFailed', endpointId, since.getTime(), limit, clock.now()),

@@ -13,6 +13,7 @@ import {
   type EndpointBacklog,
   type EndpointSecrets,
   type IdempotencyClaim,
+  type PayloadFormat,
   parseDeliveryId,
   type UpdateEndpointOutcome,
   type WebhookBacklog,
@@ -40,6 +41,7 @@ export type ClaimedRow = [
   createdAt: number | bigint,
   traceparent: string | null,
   type: WebhookEventType,
+  payloadFormat: PayloadFormat,
 ];
 
 type SecretsRow = { id: string; secret: string; previous_secret: string | null };
@@ -59,6 +61,7 @@ const toClaimed = (
     createdAt,
     traceparent,
     type,
+    payloadFormat,
   ]: ClaimedRow,
   leaseToken: string,
 ): ClaimedDelivery => {
@@ -71,6 +74,7 @@ const toClaimed = (
     url,
     secret,
     type,
+    payloadFormat,
     plant: toPlant(plantId, name, tag),
     attempts: Number(attempts),
     leaseToken,
@@ -162,8 +166,8 @@ export const webhookStatements = (db: DatabaseSync) => {
     ),
     // An endpoint that has the URL already: nothing is inserted (the unique index).
     createEndpoint: prepare(
-      `INSERT INTO webhook_endpoints (id, url, description, event_types, secret, created_at)
-       SELECT ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
+      `INSERT INTO webhook_endpoints (id, url, description, event_types, payload_format, secret, created_at)
+       SELECT ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
        ON CONFLICT DO NOTHING`,
     ),
     urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE url = ? AND duplicate_url = 0'),
@@ -177,6 +181,7 @@ export const webhookStatements = (db: DatabaseSync) => {
          description = CASE WHEN :setDescription = 1 THEN :description ELSE description END,
          enabled = coalesce(:enabled, enabled),
          event_types = coalesce(:eventTypes, event_types),
+         payload_format = coalesce(:payloadFormat, payload_format),
          disabled_reason = CASE
            WHEN :enabled = 1 THEN NULL
            WHEN :enabled = 0 AND enabled = 1 THEN :disabledReason
@@ -231,7 +236,7 @@ export const webhookStatements = (db: DatabaseSync) => {
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret,
               CASE WHEN e.previous_secret_until > :now THEN e.previous_secret END AS previous_secret,
-              d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent, d.type
+              d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
       true,
       true,
@@ -356,20 +361,22 @@ export const webhookOperations = {
    */
   createEndpoint: operation({
     ...write,
-    arity: 6,
+    arity: 7,
     run: (
       thread: Thread,
       id: string,
       url: string,
       description: string | null,
       eventTypes: string,
+      payloadFormat: PayloadFormat,
       secret: string,
       most: number,
     ): number | false | string => {
       changingEndpoints(thread);
       const { webhooks, now } = thread;
       // Stamped by the clock that stamps the announcements (see NewStoredEndpoint).
-      if (webhooks.createEndpoint.run(id, url, description, eventTypes, secret, now, most).changes === 1) return now;
+      const values = [id, url, description, eventTypes, payloadFormat, secret, now, most] as const;
+      if (webhooks.createEndpoint.run(...values).changes === 1) return now;
       const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
       return holder?.id ?? false;
     },
@@ -379,7 +386,14 @@ export const webhookOperations = {
         url,
         description,
         eventTypes,
-      }: { id: string; url: string; description: string | undefined; eventTypes: WebhookEventType[] },
+        payloadFormat,
+      }: {
+        id: string;
+        url: string;
+        description: string | undefined;
+        eventTypes: WebhookEventType[];
+        payloadFormat: PayloadFormat;
+      },
       result,
     ): CreateEndpointOutcome => {
       if (typeof result === 'number') {
@@ -389,6 +403,7 @@ export const webhookOperations = {
           url,
           ...(description !== undefined && { description }),
           eventTypes,
+          payloadFormat,
           enabled: true,
           createdAt,
         };
@@ -403,7 +418,7 @@ export const webhookOperations = {
    */
   updateEndpoint: operation({
     ...write,
-    arity: 6,
+    arity: 7,
     run: (
       thread: Thread,
       id: string,
@@ -412,6 +427,7 @@ export const webhookOperations = {
       description: string | null,
       enabled: number | null,
       eventTypes: string | null,
+      payloadFormat: PayloadFormat | null,
     ): EndpointRow | string | null => {
       changingEndpoints(thread);
       const { webhooks } = thread;
@@ -425,6 +441,7 @@ export const webhookOperations = {
         description,
         enabled,
         eventTypes,
+        payloadFormat,
         disabledReason: DISABLED_BY_REQUEST,
       });
       const row = (webhooks.getEndpoint.get(id) as unknown as EndpointRow | undefined) ?? null;
