@@ -96,8 +96,10 @@ export type NewWebhookEndpoint = z.infer<typeof NewWebhookEndpoint>;
 export const WebhookEndpoint = z.object({
   id: z.string().describe('Identifier of the endpoint'),
   ...endpointShape,
-  eventTypes,
-  payloadFormat: WebhookPayloadFormat,
+  // Optional, so that a client that validates answers still reads an older service, which answered
+  // neither (meaning newPlant, plain); this service always answers both.
+  eventTypes: eventTypes.optional(),
+  payloadFormat: WebhookPayloadFormat.optional(),
   enabled: z
     .boolean()
     .describe(

@@ -111,8 +111,8 @@ type StoredEndpoint = {
   id: string;
   url: string;
   description?: string;
-  eventTypes: WebhookEndpoint['eventTypes'];
-  payloadFormat: WebhookEndpoint['payloadFormat'];
+  eventTypes: NonNullable<WebhookEndpoint['eventTypes']>;
+  payloadFormat: NonNullable<WebhookEndpoint['payloadFormat']>;
   enabled: boolean;
   disabledReason?: string;
   createdAt: Date;
