@@ -113,6 +113,41 @@ export const WebhookEndpoint = z.object({
 });
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 
+/** A webhook endpoint as the service, or a fake of it, keeps one: what toWebhookEndpoint answers. */
+export type StoredWebhookEndpoint = {
+  id: string;
+  url: string;
+  description?: string;
+  /** The event types it receives. */
+  eventTypes: WebhookEventType[];
+  payloadFormat: WebhookPayloadFormat;
+  enabled: boolean;
+  /** Why it is disabled; only while it is. */
+  disabledReason?: string;
+  createdAt: Date;
+};
+
+/** The WebhookEndpoint answered for a stored one: never its secret. */
+export const toWebhookEndpoint = ({
+  id,
+  url,
+  description,
+  eventTypes,
+  payloadFormat,
+  enabled,
+  disabledReason,
+  createdAt,
+}: StoredWebhookEndpoint): WebhookEndpoint => ({
+  id,
+  url,
+  ...(description !== undefined && { description }),
+  eventTypes: [...eventTypes],
+  payloadFormat,
+  enabled,
+  ...(disabledReason !== undefined && { disabledReason }),
+  createdAt: createdAt.toISOString(),
+});
+
 const secret = z
   .string()
   .regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, 'must be whsec_ followed by base64')

@@ -7,6 +7,8 @@
  * transaction on the embedded store, and the outbox is small enough to own.
  */
 
+import type { StoredWebhookEndpoint } from '@org/plant-contract';
+
 /** What a delivery announces: a plant created, or a plant deleted (with the plant as it was). */
 export type WebhookEventType = 'newPlant' | 'plantDeleted';
 
@@ -16,18 +18,7 @@ export type PayloadFormat = 'plain' | 'standard';
 /** What an endpoint receives unless it asks otherwise: what every endpoint received before event types. */
 export const DEFAULT_EVENT_TYPES: readonly WebhookEventType[] = ['newPlant'];
 
-export type StoredEndpoint = {
-  id: string;
-  url: string;
-  description?: string;
-  /** The event types it receives. */
-  eventTypes: WebhookEventType[];
-  payloadFormat: PayloadFormat;
-  enabled: boolean;
-  /** Why it is disabled; only while it is. */
-  disabledReason?: string;
-  createdAt: Date;
-};
+export type StoredEndpoint = StoredWebhookEndpoint;
 
 /**
  * Its createdAt is the store's to stamp, from the clock that stamps the plants' announcements

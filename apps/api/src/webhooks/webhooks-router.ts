@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   contract,
   DELIVERIES_LIMIT_DEFAULT,
+  toWebhookEndpoint,
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
@@ -46,27 +47,6 @@ const inBatches = async (batch: (limit: number) => Promise<number>, most = Numbe
 };
 
 const s = initServer();
-
-/** The contract's WebhookEndpoint: never the secret. */
-const toEndpoint = ({
-  id,
-  url,
-  description,
-  eventTypes,
-  payloadFormat,
-  enabled,
-  disabledReason,
-  createdAt,
-}: StoredEndpoint) => ({
-  id,
-  url,
-  ...(description !== undefined && { description }),
-  eventTypes,
-  payloadFormat,
-  enabled,
-  ...(disabledReason !== undefined && { disabledReason }),
-  createdAt: createdAt.toISOString(),
-});
 
 const toDelivery = (delivery: StoredDelivery) => ({
   id: delivery.id,
@@ -167,7 +147,7 @@ export const createWebhooksRouter = (
           return { status: 409, body: { error: 409, message } };
         }
         if (endpoint.outcome === 'url-taken') return urlTaken(endpoint.holder);
-        return { status: 201, body: { ...toEndpoint(endpoint.endpoint), secret } };
+        return { status: 201, body: { ...toWebhookEndpoint(endpoint.endpoint), secret } };
       },
     },
 
@@ -176,12 +156,12 @@ export const createWebhooksRouter = (
       const reservation = answers.reserve(res, ENDPOINTS_BYTES, clientKey(req, res));
       const endpoints = await store.listEndpoints();
       reservation.shrink(endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0));
-      return { status: 200, body: endpoints.map(toEndpoint) };
+      return { status: 200, body: endpoints.map(toWebhookEndpoint) };
     },
 
     getWebhook: async ({ params }) => {
       const endpoint = await store.getEndpoint(params.id);
-      return endpoint ? { status: 200, body: toEndpoint(endpoint) } : notFound(params.id);
+      return endpoint ? { status: 200, body: toWebhookEndpoint(endpoint) } : notFound(params.id);
     },
 
     deleteWebhook: async ({ params }) =>
@@ -213,7 +193,7 @@ export const createWebhooksRouter = (
         });
         if (updated.outcome === 'not-found') return notFound(params.id);
         if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
-        return { status: 200, body: toEndpoint(updated.endpoint) };
+        return { status: 200, body: toWebhookEndpoint(updated.endpoint) };
       },
     },
     rotateWebhookSecret: {

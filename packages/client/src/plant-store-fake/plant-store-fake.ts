@@ -7,7 +7,9 @@ import {
   type PlantContract,
   type PlantWithId,
   type Scope,
+  type StoredWebhookEndpoint,
   stringifyExactJson,
+  toWebhookEndpoint,
   validationMessage,
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
@@ -107,15 +109,7 @@ export type PlantStoreFake = {
   reset(): void;
 };
 
-type StoredEndpoint = {
-  id: string;
-  url: string;
-  description?: string;
-  eventTypes: NonNullable<WebhookEndpoint['eventTypes']>;
-  payloadFormat: NonNullable<WebhookEndpoint['payloadFormat']>;
-  enabled: boolean;
-  disabledReason?: string;
-  createdAt: Date;
+type StoredEndpoint = StoredWebhookEndpoint & {
   secret: string;
   previous?: { secret: string; until: Date };
 };
@@ -138,26 +132,6 @@ const exactId = (id: bigint): number | bigint => (Number.isSafeInteger(Number(id
 const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : { name, tag });
 const toPlantWithId = ({ id, name, tag }: StoredPlant): PlantWithId =>
   tag === undefined ? { id: exactId(id), name } : { id: exactId(id), name, tag };
-
-const toEndpoint = ({
-  id,
-  url,
-  description,
-  eventTypes,
-  payloadFormat,
-  enabled,
-  disabledReason,
-  createdAt,
-}: StoredEndpoint): WebhookEndpoint => ({
-  id,
-  url,
-  ...(description !== undefined && { description }),
-  eventTypes: [...eventTypes],
-  payloadFormat,
-  enabled,
-  ...(disabledReason !== undefined && { disabledReason }),
-  createdAt: createdAt.toISOString(),
-});
 
 const toDelivery = ({ id, plant, status, attempts, deliveredAt }: StoredDelivery): WebhookDelivery => ({
   id,
@@ -345,13 +319,13 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         secret: newSecret(),
       };
       endpoints.set(endpoint.id, endpoint);
-      const created: CreatedWebhookEndpoint = { ...toEndpoint(endpoint), secret: endpoint.secret };
+      const created: CreatedWebhookEndpoint = { ...toWebhookEndpoint(endpoint), secret: endpoint.secret };
       return { status: 201, body: created };
     },
-    listWebhooks: async () => ({ status: 200, body: [...endpoints.values()].map(toEndpoint) }),
+    listWebhooks: async () => ({ status: 200, body: [...endpoints.values()].map(toWebhookEndpoint) }),
     getWebhook: async ({ params }) => {
       const { id } = parsed(contract.getWebhook.pathParams, params, 'path parameters');
-      return { status: 200, body: toEndpoint(endpointOf(id)) };
+      return { status: 200, body: toWebhookEndpoint(endpointOf(id)) };
     },
     updateWebhook: async ({ params, body }) => {
       const { id } = parsed(contract.updateWebhook.pathParams, params, 'path parameters');
@@ -373,7 +347,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         endpoint.enabled = true;
         delete endpoint.disabledReason;
       }
-      return { status: 200, body: toEndpoint(endpoint) };
+      return { status: 200, body: toWebhookEndpoint(endpoint) };
     },
     rotateWebhookSecret: async ({ params }) => {
       const { id } = parsed(contract.rotateWebhookSecret.pathParams, params, 'path parameters');
@@ -479,7 +453,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     },
     seed,
     get webhooks() {
-      return [...endpoints.values()].map(toEndpoint);
+      return [...endpoints.values()].map(toWebhookEndpoint);
     },
     deliveries: (endpointId) =>
       deliveries
