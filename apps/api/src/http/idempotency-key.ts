@@ -42,13 +42,13 @@ export const idempotencyKey =
     const fingerprint = digest(req.method, req.originalUrl, JSON.stringify(req.body ?? null));
     const at = now();
     store
-      .claimIdempotencyKey(
+      .claimIdempotencyKey({
         key,
         fingerprint,
-        new Date(at),
-        new Date(at - IDEMPOTENCY_KEY_TTL_MS),
-        new Date(at - IDEMPOTENCY_STALE_MS),
-      )
+        at: new Date(at),
+        expiredBefore: new Date(at - IDEMPOTENCY_KEY_TTL_MS),
+        staleBefore: new Date(at - IDEMPOTENCY_STALE_MS),
+      })
       .then((claim) => {
         switch (claim.outcome) {
           case 'running':

@@ -58,6 +58,22 @@ export type DeliveryRow = {
   created_at: StoredTime;
 };
 
+/** The endpoint a registration stored, as both stores answer it: enabled, stamped `createdAt`. */
+export const registeredEndpoint = (
+  { id, url, description }: { id: string; url: string; description?: string | undefined },
+  eventTypes: WebhookEventType[],
+  payloadFormat: PayloadFormat,
+  createdAt: Date,
+): StoredEndpoint => ({
+  id,
+  url,
+  ...(description !== undefined && { description }),
+  eventTypes,
+  payloadFormat,
+  enabled: true,
+  createdAt,
+});
+
 export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   id: row.id,
   url: row.url,

@@ -151,6 +151,15 @@ export type EndpointBacklog = { endpointId: string; oldestPendingAt: Date };
  * What a request with an Idempotency-Key finds: the key is now its own (claimed), the first request
  * with it still runs, it came with another request (another route or body), or the first answer.
  */
+/** What claimIdempotencyKey is asked: see WebhookStore.claimIdempotencyKey. */
+export type IdempotencyKeyClaim = {
+  key: string;
+  fingerprint: string;
+  at: Date;
+  expiredBefore: Date;
+  staleBefore: Date;
+};
+
 export type IdempotencyClaim =
   | { outcome: 'claimed' }
   | { outcome: 'running' }
@@ -214,13 +223,7 @@ export interface WebhookStore {
    * `at`, unless it is held: a key recorded before `expiredBefore`, or claimed before `staleBefore`
    * and never finished (its process died), is claimed anew.
    */
-  claimIdempotencyKey(
-    key: string,
-    fingerprint: string,
-    at: Date,
-    expiredBefore: Date,
-    staleBefore: Date,
-  ): Promise<IdempotencyClaim>;
+  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaim>;
   /** Records the answer of the request that claimed `key` (its body as stored: sealed or plain JSON). */
   finishIdempotencyKey(key: string, fingerprint: string, status: number, body: string): Promise<void>;
   /** Gives up a claim that was not finished, so that a retry runs the request again. */

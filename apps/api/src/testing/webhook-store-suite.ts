@@ -726,7 +726,13 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const t = 1_700_000_000_000;
       const at = (ms: number) => new Date(t + ms);
       const claim = (key: string, fingerprint: string, ms: number, expired = -1_000_000, stale = -500_000) =>
-        hooks.claimIdempotencyKey(key, fingerprint, at(ms), at(ms + expired), at(ms + stale));
+        hooks.claimIdempotencyKey({
+          key,
+          fingerprint,
+          at: at(ms),
+          expiredBefore: at(ms + expired),
+          staleBefore: at(ms + stale),
+        });
       expect(await claim('k1', 'a', 0)).toStrictEqual({ outcome: 'claimed' });
       expect(await claim('k1', 'a', 1)).toStrictEqual({ outcome: 'running' });
       expect(await claim('k1', 'b', 1)).toStrictEqual({ outcome: 'mismatch' });

@@ -7,6 +7,7 @@ import {
   type EndpointRow,
   FAN_OUT_PER_CLAIMED,
   FAN_OUT_ROWS,
+  registeredEndpoint,
   storedEventTypes,
   toDelivery,
   toEndpoint,
@@ -23,6 +24,7 @@ import {
   type EndpointChanges,
   type EndpointSecrets,
   type IdempotencyClaim,
+  type IdempotencyKeyClaim,
   type NewStoredEndpoint,
   type PayloadFormat,
   parseDeliveryId,
@@ -250,17 +252,10 @@ export class PostgresWebhookStore implements WebhookStore {
       const values = [id, url, description ?? null, secret, max, storedEventTypes(eventTypes), payloadFormat];
       const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
       if (rows[0]) {
-        const createdAt = rows[0].created_at;
-        const created = {
-          id,
-          url,
-          ...(description !== undefined && { description }),
-          eventTypes,
-          payloadFormat,
-          enabled: true,
-          createdAt,
+        return {
+          outcome: 'created',
+          endpoint: registeredEndpoint({ id, url, description }, eventTypes, payloadFormat, rows[0].created_at),
         };
-        return { outcome: 'created', endpoint: created };
       }
       const holder = await this.#urlHolder(url);
       return holder === undefined ? { outcome: 'too-many' } : { outcome: 'url-taken', holder };
@@ -449,13 +444,13 @@ export class PostgresWebhookStore implements WebhookStore {
     return this.#run(async () => (await this.#pool.query(sql.pruneFinished, [before, limit])).rowCount ?? 0);
   }
 
-  claimIdempotencyKey(
-    key: string,
-    fingerprint: string,
-    at: Date,
-    expiredBefore: Date,
-    staleBefore: Date,
-  ): Promise<IdempotencyClaim> {
+  claimIdempotencyKey({
+    key,
+    fingerprint,
+    at,
+    expiredBefore,
+    staleBefore,
+  }: IdempotencyKeyClaim): Promise<IdempotencyClaim> {
     return this.#run(async () => {
       await this.#pool.query(sql.idempotencyExpire, [key, expiredBefore, staleBefore]);
       const claimed = await this.#pool.query(sql.idempotencyClaim, [key, fingerprint, at]);

@@ -95,7 +95,7 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
     disableEndpoint: (id, reason, failingSince) =>
       call('disableEndpoint', id, reason, failingSince === undefined ? null : failingSince.getTime()),
     pruneFinished: (before, limit) => call('pruneFinished', before.getTime(), limit),
-    claimIdempotencyKey: (key, fingerprint, at, expiredBefore, staleBefore) =>
+    claimIdempotencyKey: ({ key, fingerprint, at, expiredBefore, staleBefore }) =>
       call('claimIdempotencyKey', key, fingerprint, at.getTime(), expiredBefore.getTime(), staleBefore.getTime()),
     finishIdempotencyKey: async (key, fingerprint, status, body) => {
       await call('finishIdempotencyKey', key, fingerprint, status, body);

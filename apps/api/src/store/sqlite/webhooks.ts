@@ -5,7 +5,14 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
-import { ENDPOINT_COLUMNS, FAN_OUT_PER_CLAIMED, FAN_OUT_ROWS, toDelivery, toEndpoint } from '../store-shared.ts';
+import {
+  ENDPOINT_COLUMNS,
+  FAN_OUT_PER_CLAIMED,
+  FAN_OUT_ROWS,
+  registeredEndpoint,
+  toDelivery,
+  toEndpoint,
+} from '../store-shared.ts';
 import {
   type ClaimedDelivery,
   type CreateEndpointOutcome,
@@ -397,17 +404,10 @@ export const webhookOperations = {
       result,
     ): CreateEndpointOutcome => {
       if (typeof result === 'number') {
-        const createdAt = new Date(result);
-        const created = {
-          id,
-          url,
-          ...(description !== undefined && { description }),
-          eventTypes,
-          payloadFormat,
-          enabled: true,
-          createdAt,
+        return {
+          outcome: 'created',
+          endpoint: registeredEndpoint({ id, url, description }, eventTypes, payloadFormat, new Date(result)),
         };
-        return { outcome: 'created', endpoint: created };
       }
       return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result };
     },
