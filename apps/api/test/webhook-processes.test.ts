@@ -12,12 +12,25 @@ import {
   WEBHOOK_PROCESS_ENV,
 } from '../src/testing/process-fixtures.ts';
 import { until } from '../src/testing/until.ts';
+import type { WebhookReceiver } from '../src/testing/webhook-receiver.ts';
 
 /** The real service processes (node src/main.ts), killed for real. */
 
 const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_webhooks');
 
 const WEBHOOK_ENV = { ...WEBHOOK_PROCESS_ENV, PLANT_API_TOKENS: MAIN_TEST_TOKEN };
+
+/**
+ * The receiver's last request is the delivery `id` with `body`, signed with `secret`; whatever
+ * reached it before a kill carried the same webhook-id, so it deduplicates on it.
+ */
+const expectOnlyDelivery = (hook: WebhookReceiver, secret: string, id: string | undefined, body: string) => {
+  const last = hook.received.at(-1);
+  expect(last?.body).toBe(body);
+  expect(last?.headers['webhook-id']).toBe(id);
+  expect(() => new Webhook(secret).verify(last?.body ?? '', last?.headers as Record<string, string>)).not.toThrow();
+  expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(new Set([id]));
+};
 
 /**
  * A plant acknowledged just before kill -9 is delivered after the restart, once, with one
@@ -43,16 +56,7 @@ const deliversAfterKill9 = async (storage: Record<string, string>) => {
     15_000,
   );
   expect(delivered).toMatchObject({ plantId: id, status: 'delivered' });
-  const last = hook.received.at(-1);
-  expect(last?.body).toBe('{"id":9007199254740993,"name":"Survivor","tag":"durable"}');
-  expect(last?.headers['webhook-id']).toBe(delivered?.id);
-  expect(() =>
-    new Webhook(endpoint.secret).verify(last?.body ?? '', last?.headers as Record<string, string>),
-  ).not.toThrow();
-  // Whatever reached the receiver before the kill carried the same webhook-id: it deduplicates on it.
-  expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(
-    new Set([delivered?.id]),
-  );
+  expectOnlyDelivery(hook, endpoint.secret, delivered?.id, '{"id":9007199254740993,"name":"Survivor","tag":"durable"}');
 };
 
 /**
@@ -84,14 +88,11 @@ const deliversDeletionAfterKill9 = async (storage: Record<string, string>) => {
   );
   expect(others).toStrictEqual([]);
   expect(delivered).toMatchObject({ plantId: id, status: 'delivered' });
-  const last = hook.received.at(-1);
-  expect(last?.body).toBe('{"id":9007199254740993,"plant":{"id":9007199254740993,"name":"Goner","tag":"brief"}}');
-  expect(last?.headers['webhook-id']).toBe(delivered?.id);
-  expect(() =>
-    new Webhook(endpoint.secret).verify(last?.body ?? '', last?.headers as Record<string, string>),
-  ).not.toThrow();
-  expect(new Set(hook.received.map((request) => request.headers['webhook-id']))).toStrictEqual(
-    new Set([delivered?.id]),
+  expectOnlyDelivery(
+    hook,
+    endpoint.secret,
+    delivered?.id,
+    '{"id":9007199254740993,"plant":{"id":9007199254740993,"name":"Goner","tag":"brief"}}',
   );
 };
 

@@ -202,33 +202,30 @@ describe('verifyPlantWebhook', () => {
 });
 
 describe('verifyPlantWebhookEvent', () => {
-  it('types a creation and a deletion in the default bodies, ids exact', () => {
-    const created = '{"id":9223372036854775807,"name":"Max","tag":"edge"}';
-    expect(verifyPlantWebhookEvent(secret, created, sign(created))).toStrictEqual({
-      type: 'newPlant',
-      plant: { id: 9223372036854775807n, name: 'Max', tag: 'edge' },
-    });
-    const deleted = '{"id":9223372036854775807,"plant":{"id":9223372036854775807,"name":"Max"}}';
-    expect(verifyPlantWebhookEvent(secret, deleted, sign(deleted))).toStrictEqual({
-      type: 'plantDeleted',
-      id: 9223372036854775807n,
-      plant: { id: 9223372036854775807n, name: 'Max' },
-    });
-  });
-
-  it('types both events in the structured body', () => {
-    const created = '{"type":"newPlant","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"name":"Fern"}}';
-    expect(verifyPlantWebhookEvent(secret, created, sign(created))).toStrictEqual({
-      type: 'newPlant',
-      plant: { id: 1n, name: 'Fern' },
-    });
-    const deleted =
-      '{"type":"plantDeleted","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"plant":{"id":1,"name":"Fern"}}}';
-    expect(verifyPlantWebhookEvent(secret, deleted, sign(deleted))).toStrictEqual({
-      type: 'plantDeleted',
-      id: 1n,
-      plant: { id: 1n, name: 'Fern' },
-    });
+  // Each event in the default body (ids exact to int64) and in the structured one.
+  it.each([
+    [
+      'a creation, default body',
+      '{"id":9223372036854775807,"name":"Max","tag":"edge"}',
+      { type: 'newPlant', plant: { id: 9223372036854775807n, name: 'Max', tag: 'edge' } },
+    ],
+    [
+      'a deletion, default body',
+      '{"id":9223372036854775807,"plant":{"id":9223372036854775807,"name":"Max"}}',
+      { type: 'plantDeleted', id: 9223372036854775807n, plant: { id: 9223372036854775807n, name: 'Max' } },
+    ],
+    [
+      'a creation, structured body',
+      '{"type":"newPlant","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"name":"Fern"}}',
+      { type: 'newPlant', plant: { id: 1n, name: 'Fern' } },
+    ],
+    [
+      'a deletion, structured body',
+      '{"type":"plantDeleted","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"plant":{"id":1,"name":"Fern"}}}',
+      { type: 'plantDeleted', id: 1n, plant: { id: 1n, name: 'Fern' } },
+    ],
+  ])('types %s', (_what, body, event) => {
+    expect(verifyPlantWebhookEvent(secret, body, sign(body))).toStrictEqual(event);
   });
 
   it('refuses a signed body that is no event, and a deletion passed to verifyPlantWebhook', () => {
