@@ -11,7 +11,13 @@ import {
 } from '../../testing/webhook-store-suite.ts';
 import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
 import { migrate, postgresMigrations } from './migrations.ts';
-import { describeDatabase, isTransientDatabaseError, PostgresPlantStore, SchemaTooNewError } from './postgres-store.ts';
+import {
+  createPool,
+  describeDatabase,
+  isTransientDatabaseError,
+  PostgresPlantStore,
+  SchemaTooNewError,
+} from './postgres-store.ts';
 
 /** Every version this build knows. */
 const ALL_VERSIONS = postgresMigrations.map((_, index) => index + 1);
@@ -121,6 +127,32 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(applied.filter((versions) => versions.length > 0)).toStrictEqual([ALL_VERSIONS]);
     expect(applied.filter((versions) => versions.length === 0)).toHaveLength(7);
     expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
+  });
+
+  it.each([
+    ['a plain URL', ''],
+    ['a URL with options of its own, which still apply', '?options=-c%20work_mem%3D5MB'],
+  ])('turns JIT off in every session, whatever the database says, from %s', async (_label, query) => {
+    const { url } = await database();
+    const admin = await connect(url);
+    await admin.query(`ALTER DATABASE ${pg.escapeIdentifier(new URL(url).pathname.slice(1))} SET jit = on`);
+    const pool = createPool({ url: `${url}${query}` });
+    try {
+      // Three at once: three sessions, each set up on its own.
+      const settings = await Promise.all(
+        [1, 2, 3].map(async () => {
+          const { rows } = await pool.query<{ jit: string; work_mem: string }>(
+            "SELECT current_setting('jit') AS jit, current_setting('work_mem') AS work_mem, pg_sleep(0.05)",
+          );
+          return rows[0];
+        }),
+      );
+      const workMem = query === '' ? (await admin.query('SHOW work_mem')).rows[0].work_mem : '5MB';
+      expect(settings).toStrictEqual(Array(3).fill({ jit: 'off', work_mem: workMem, pg_sleep: '' }));
+      expect(pool.totalCount).toBe(3);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('leaves the session it migrated as it found it: its statement timeout, and no lock held', async () => {
