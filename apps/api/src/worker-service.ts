@@ -39,11 +39,6 @@ export const startWorkerService = async (config: Config, tracing?: Tracing): Pro
     metrics,
     secrets,
     pollIntervalMs: WORKER_POLL_INTERVAL_MS,
-    servesRequests: false,
-    // Delivering is this process's whole job: it never steps back for a busy machine (the service's
-    // delivery thread does, for the requests beside it). Beside API replicas on one machine, give it
-    // a lower priority (nice) instead.
-    yieldBelowIdleShare: 0,
     ...(tracing && { tracing }),
   });
   const address = config.metrics ?? { port: config.port, host: config.host };

@@ -48,7 +48,6 @@ export const startWebhookService = async (
     logger: pino({ enabled: false }),
     pollIntervalMs: 1_000,
     stopGraceMs: 500,
-    yieldBelowIdleShare: 0,
     random: () => 0.5,
     ...(app.webhookSecrets !== undefined && { secrets: app.webhookSecrets }),
     ...options,

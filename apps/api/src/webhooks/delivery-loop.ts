@@ -1,5 +1,4 @@
 import type { KeyObject } from 'node:crypto';
-import { cpus } from 'node:os';
 import { stringifyExactJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from '../clock.ts';
@@ -48,19 +47,6 @@ export type WebhookDeliveryOptions = {
    * fail), between them. With `concurrency`, the most deliveries this process holds. Default 64.
    */
   lingering?: number;
-  /**
-   * Requests come first when the machine's cores are idle less than this share of the time (0 to
-   * 1), or the event loop is busy more than BUSY_EVENT_LOOP of it: the loop then claims at most
-   * SATURATED_CLAIM deliveries once per SATURATED_PAUSE_MS, at most SATURATED_PER_ENDPOINT in flight
-   * per endpoint, and catches up once there is room again. Default 0.15; 0 never yields, above 1 always does.
-   */
-  yieldBelowIdleShare?: number;
-  /**
-   * Whether this event loop serves requests too, so that a busy one makes deliveries step back
-   * (BUSY_EVENT_LOOP). Default true; false where delivery has the event loop to itself (the delivery
-   * thread, the worker process), since busy there means busy delivering.
-   */
-  servesRequests?: boolean;
   /** How long stop() lets attempts in flight finish before cutting them off (they are retried later). Default 5000. */
   stopGraceMs?: number;
   /** Jitter source, for tests. */
@@ -69,8 +55,7 @@ export type WebhookDeliveryOptions = {
   tracing?: Pick<Tracing, 'deliveryAttempt'>;
   /**
    * The time of signatures and of the disable rule, and the timer of every wait: polls, pauses,
-   * attempt timeouts, the stop grace and the retention's checks. Default: the system's. The
-   * measure of how busy the machine is keeps real time: it compares CPU time with elapsed time.
+   * attempt timeouts, the stop grace and the retention's checks. Default: the system's.
    */
   clock?: Clock;
 };
@@ -81,68 +66,6 @@ export type WebhookDelivery = { stop(): Promise<void> };
 const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 /** How far the lease outlasts the attempt's timeout: time to record the outcome. */
 const LEASE_MARGIN_MS = 30_000;
-/** While the event loop is saturated: the pause between claims (of one delivery each). */
-const SATURATED_PAUSE_MS = 20;
-/**
- * While the machine is saturated: deliveries per claim, and attempts in flight per endpoint. With
- * the pause, at most 200 attempts started a second (what costs CPU; an attempt waiting for its
- * answer costs none), 100 to an endpoint: a few % of a core, and enough to keep up with a steady
- * trickle of plants on a machine that other processes keep busy. The slots are not fewer, so
- * however many receivers hang, the others still get their 100 a second.
- */
-const SATURATED_CLAIM = 4;
-const SATURATED_PER_ENDPOINT = 2;
-/** The window over which idle CPU time is measured. */
-const UTILIZATION_WINDOW_MS = 250;
-
-type CpuTimes = { idle: number; total: number };
-
-const cpuTimes = (): CpuTimes => {
-  let idle = 0;
-  let total = 0;
-  for (const { times } of cpus()) {
-    idle += times.idle;
-    total += times.user + times.nice + times.sys + times.idle + times.irq;
-  }
-  return { idle, total };
-};
-
-/**
- * Above this share of the last window busy, the event loop is the service's bottleneck: every
- * attempt (an outgoing request, its signature, its bookkeeping) would cost about as much of it as
- * a create does (measured: 250k instructions per delivery on the main thread).
- */
-const BUSY_EVENT_LOOP = 0.9;
-
-/**
- * Whether requests need what deliveries would take: the machine's cores were idle less than
- * `idleShare` of the last window (other processes and the database thread compete for them too),
- * or this event loop, which serves the requests, was busy more than BUSY_EVENT_LOOP of it. Either
- * way deliveries step back; once both have room they catch up.
- */
-const saturation = (idleShare: number, servesRequests: boolean): (() => boolean) => {
-  // No share of idle time reaches it: saturated from the start, not only once a window is measured.
-  if (idleShare > 1) return () => true;
-  let start = cpuTimes();
-  let loop = performance.eventLoopUtilization();
-  let startedAt = performance.now();
-  let saturated = false;
-  return () => {
-    if (performance.now() - startedAt >= UTILIZATION_WINDOW_MS) {
-      const now = cpuTimes();
-      const total = now.total - start.total;
-      const busy = performance.eventLoopUtilization(loop).utilization;
-      saturated =
-        idleShare > 0 &&
-        ((total > 0 && (now.idle - start.idle) / total < idleShare) || (servesRequests && busy > BUSY_EVENT_LOOP));
-      start = now;
-      loop = performance.eventLoopUtilization();
-      startedAt = performance.now();
-    }
-    return saturated;
-  };
-};
-
 /** Signing keys kept opened: two per endpoint (one rotating) at the most endpoints, with room to spare. */
 const MAX_CACHED_SIGNING_KEYS = 1_000;
 /** Why an endpoint that answered 410 Gone is disabled. */
@@ -228,8 +151,6 @@ export const startWebhookDelivery = ({
   concurrency = DELIVERY_CONCURRENCY,
   lingering = concurrency,
   stopGraceMs = 5_000,
-  yieldBelowIdleShare = 0.15,
-  servesRequests = true,
   onAnnounce = (listener) => store.webhooks.onAnnounce(listener),
   random = Math.random,
   tracing,
@@ -248,12 +169,8 @@ export const startWebhookDelivery = ({
   const debug = log.isLevelEnabled('debug');
   const inFlight = new Set<Promise<void>>();
   const windows = createEndpointWindows({ lingering, clock });
-  const isSaturated = saturation(yieldBelowIdleShare, servesRequests);
   let stopping = false;
-  /**
-   * Ends the current pause early: on stop; and unless saturated, when an attempt frees its slot or
-   * this process announced plants.
-   */
+  /** Ends the current pause early: on stop; and when an attempt frees its slot or this process announced plants. */
   let wake: (() => void) | undefined;
   let slotFreed: (() => void) | undefined;
   const stopListening = onAnnounce(() => slotFreed?.());
@@ -407,20 +324,13 @@ export const startWebhookDelivery = ({
 
   const run = async (): Promise<void> => {
     while (!stopping) {
-      const saturated = isSaturated();
-      const plan = windows.plan({ concurrency, perEndpoint: saturated ? SATURATED_PER_ENDPOINT : MAX_WINDOW });
+      const plan = windows.plan({ concurrency, perEndpoint: MAX_WINDOW });
       // An attempt's slot is free once its receiver answered, while its outcome is still being
       // recorded: what this process holds is bounded apart.
-      const limit = Math.min(
-        plan.limit,
-        concurrency + lingering - inFlight.size,
-        saturated ? SATURATED_CLAIM : Number.POSITIVE_INFINITY,
-      );
+      const limit = Math.min(plan.limit, concurrency + lingering - inFlight.size);
       if (limit <= 0) {
         // Until an attempt ends, or the oldest prompt one turns slow and frees its slot.
-        await (saturated
-          ? pause(SATURATED_PAUSE_MS, { onFreedSlot: false })
-          : pause(nextPoll(), { onFreedSlot: true }));
+        await pause(nextPoll(), { onFreedSlot: true });
         continue;
       }
       let claimed: ClaimedDelivery[];
@@ -447,11 +357,9 @@ export const startWebhookDelivery = ({
         });
       }
       if (stopping) break;
-      // Requests come first: while they saturate the loop, claim once per pause.
-      if (saturated) await pause(SATURATED_PAUSE_MS, { onFreedSlot: false });
       // A full claim suggests more are due; otherwise wait, unless an attempt finishes or plants are
       // announced first.
-      else if (claimed.length < limit) await pause(nextPoll(), { onFreedSlot: true });
+      if (claimed.length < limit) await pause(nextPoll(), { onFreedSlot: true });
     }
   };
 

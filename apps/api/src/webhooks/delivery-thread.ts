@@ -46,7 +46,6 @@ const delivery = startWebhookDelivery({
   // Cloning turned the key's Buffer into a plain Uint8Array.
   secrets: webhooks.secretsKey === undefined ? plainSecrets : secretBox(Buffer.from(webhooks.secretsKey)),
   onAnnounce: (listener) => announced.add(listener),
-  servesRequests: false,
   ...(tracing && { tracing }),
 });
 

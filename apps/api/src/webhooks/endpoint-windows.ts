@@ -56,7 +56,7 @@ type Tracked = Attempt & { endpoint: Endpoint; startedAt: number; lingering: boo
 export type WindowLimits = {
   /** Prompt slots: attempts in flight for less than SLOW_ATTEMPT_MS, or to endpoints not slow. */
   concurrency: number;
-  /** The most attempts to one endpoint, whatever its window (fewer while the machine is saturated). */
+  /** The most attempts to one endpoint, whatever its window. */
   perEndpoint: number;
 };
 

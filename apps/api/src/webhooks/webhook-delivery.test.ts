@@ -36,7 +36,6 @@ type ServiceOptions = {
   deliverToPrivate?: boolean;
   retryDelaysMs?: number[];
   timeoutMs?: number;
-  yieldBelowIdleShare?: number;
   /** The loop's and the store's; by default the system's. */
   clock?: Clock;
 };
@@ -47,8 +46,6 @@ const startService = async ({
   deliverToPrivate = allowPrivate,
   retryDelaysMs = [300, 300, 300],
   timeoutMs = 2_000,
-  // Never step back for requests, unless a test says so: a busy test machine must not slow these tests.
-  yieldBelowIdleShare = 0,
   clock,
 }: ServiceOptions = {}): Promise<Started> => {
   const metrics = createMetrics({ processMetrics: false });
@@ -64,7 +61,6 @@ const startService = async ({
     metrics,
     pollIntervalMs: 50,
     stopGraceMs: 500,
-    yieldBelowIdleShare,
     random: () => 0.5,
     ...(clock && { clock }),
   });
@@ -296,43 +292,6 @@ describe('webhook delivery over HTTP', () => {
     await hook.waitFor(7);
     expect(hook.mostAtOnce()).toBe(4);
     hook.release();
-  });
-
-  it('delivers at most two at a time to an endpoint while the machine is saturated', async () => {
-    // Saturated, the loop claims once per pause (20 ms), which this clock makes last until moved.
-    const clock = manualClock();
-    const { base, store, stopDelivery } = await startService({ yieldBelowIdleShare: 1.01, clock });
-    const hook = await receiver();
-    const endpoint = await register(base, hook.url);
-    // Three quick answers first: its window is 4, more than is allowed while saturated.
-    hook.answer((_request, index) => (index < 3 ? { status: 204 } : 'hold'));
-    for (let id = 1n; id <= 3n; id++) {
-      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
-      await advanceUntil(clock, 20, () => hook.received.length === Number(id));
-    }
-    await advanceUntil(clock, 20, async () =>
-      (await deliveries(base, endpoint.id)).every(({ status }) => status === 'delivered'),
-    );
-    for (let id = 4n; id <= 7n; id++) {
-      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
-    }
-    const claims = vi.spyOn(store.webhooks, 'claimDue');
-    await advanceUntil(clock, 20, () => hook.received.length >= 5);
-    // Claims made while those two are held, at least one of them after they arrived, give nothing more.
-    const made = claims.mock.calls.length;
-    await advanceUntil(clock, 20, () => claims.mock.calls.length > made);
-    const claimed = await Promise.all(claims.mock.results.map(({ value }) => value));
-    expect(claimed.flat()).toHaveLength(2);
-    expect(hook.received).toHaveLength(5);
-    // Once answered, the next two go.
-    hook.answer({ status: 200 });
-    hook.release();
-    await advanceUntil(clock, 20, () => hook.received.length === 7);
-    await stopDelivery();
-    expect((await deliveries(base, endpoint.id)).map((delivery) => delivery.status)).toStrictEqual(
-      Array(7).fill('delivered'),
-    );
-    expect(hook.mostAtOnce()).toBe(2);
   });
 
   it("sends an endpoint nothing more until its receiver's Retry-After has passed", async () => {
