@@ -49,7 +49,11 @@ type Endpoint = {
   pausedUntil: number;
 };
 
-export type Attempt = { readonly endpointId: string };
+export type Attempt = {
+  readonly endpointId: string;
+  /** Whether it holds a lingering slot: its endpoint was slow, or it has been in flight for SLOW_ATTEMPT_MS. */
+  readonly lingering: boolean;
+};
 
 type Tracked = Attempt & { endpoint: Endpoint; startedAt: number; lingering: boolean; done: boolean };
 
@@ -73,6 +77,8 @@ export type EndpointWindows = {
   nextChangeInMs(): number | undefined;
   /** The window of an endpoint, for tests and metrics. */
   windowOf(endpointId: string): number;
+  /** Attempts in flight in prompt slots. */
+  promptInFlight(): number;
 };
 
 /**
@@ -232,5 +238,7 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
     },
 
     windowOf: (endpointId) => Math.floor(endpoints.get(endpointId)?.window ?? INITIAL_WINDOW),
+
+    promptInFlight: () => promptCount,
   };
 };

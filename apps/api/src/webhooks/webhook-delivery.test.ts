@@ -294,6 +294,36 @@ describe('webhook delivery over HTTP', () => {
     hook.release();
   });
 
+  it('claims a batch once half of what is in flight has ended, not one delivery per freed slot', async () => {
+    // No poll comes by itself on this clock: only announcements and ended attempts wake the loop.
+    const clock = manualClock();
+    const { base, store } = await startService({ clock });
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    // Three quick answers make its window 4; then each request is held until released.
+    hook.answer((_request, index) => (index < 3 ? { status: 204 } : 'hold'));
+    for (let id = 1n; id <= 3n; id++) {
+      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+      await hook.waitFor(Number(id));
+    }
+    await until(
+      () => deliveries(base, endpoint.id),
+      (listed) => listed.every(({ status }) => status === 'delivered'),
+    );
+    // The first is claimed as it is announced; the next three, announced while it is in flight,
+    // wait for it rather than taking a claim each.
+    for (let id = 4n; id <= 7n; id++) {
+      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+    }
+    await hook.waitFor(4);
+    const claims = vi.spyOn(store.webhooks, 'claimDue');
+    hook.release(204);
+    await hook.waitFor(7);
+    const claimed = await Promise.all(claims.mock.results.map(({ value }) => value));
+    expect(claimed[0]).toHaveLength(3);
+    hook.release(204);
+  });
+
   it("sends an endpoint nothing more until its receiver's Retry-After has passed", async () => {
     const clock = manualClock();
     const { base, store } = await startService({ retryDelaysMs: [1_000, 1_000], clock });
