@@ -110,6 +110,21 @@ export const FAKE_DOES_NOT_MODEL = [
     title: 'with a key, the database files never contain the secret, and deliveries still verify',
     why: 'secrets at rest: the fake has no database files (and sends no deliveries)',
   },
+  {
+    file: 'src/webhooks/test-delivery.test.ts',
+    title: 'reports a receiver that never answers as timed out after PLANT_WEBHOOK_TIMEOUT_MS',
+    why: 'a real timeout against a real socket: the fake hands test deliveries to the sender it is given, which keeps no timeout of its own',
+  },
+  {
+    file: 'src/webhooks/test-delivery.test.ts',
+    title: 'refuses to send to a host that resolves to a private address when private targets are not allowed',
+    why: 'name lookups and the address guard on connect: the fake looks no host up and opens no connection',
+  },
+  {
+    file: 'src/webhooks/test-delivery.test.ts',
+    title: 'answers 503 with Retry-After once the process has its most tests in flight, and serves the next after',
+    why: 'the bound on sockets in flight in one process: the fake holds no sockets',
+  },
 ] as const;
 
 const escaped = (text: string): string => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');

@@ -10,6 +10,7 @@ const ON_BOTH_STORES = [
   'src/webhooks/webhook-ids.test.ts',
   'src/webhooks/webhook-registration-clock.test.ts',
   'src/webhooks/webhook-events.test.ts',
+  'src/webhooks/test-delivery.test.ts',
 ];
 /** On both stores, not against the client's fake: it keeps no Idempotency-Key answers. */
 const ON_BOTH_STORES_NOT_FAKE = ['src/webhooks/idempotency-key.test.ts'];

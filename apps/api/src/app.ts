@@ -5,6 +5,7 @@ import { type Logger, pino } from 'pino';
 import type { Authenticator } from './auth/authenticator.ts';
 import { bearerAuth } from './auth/bearer-auth.ts';
 import { RateLimiter } from './auth/rate-limiter.ts';
+import { CONFIG_DEFAULTS } from './config-defaults.ts';
 import { answerBudget } from './http/answer-budget.ts';
 import { type CorsOrigins, corsHeaders } from './http/cors.ts';
 import { docsRoutes } from './http/docs-routes.ts';
@@ -19,6 +20,7 @@ import type { PlantStore } from './store/plant-store.ts';
 import type { HostResolver } from './webhooks/host-resolver.ts';
 import type { SecretBox } from './webhooks/secret-box.ts';
 import { addressesOf } from './webhooks/target-address.ts';
+import { createWebhookTester, type WebhookTester } from './webhooks/webhook-tester.ts';
 import { createWebhooksRouter } from './webhooks/webhooks-router.ts';
 
 export type AppOptions = {
@@ -75,6 +77,13 @@ export type AppOptions = {
   webhookSecrets?: SecretBox;
   /** PLANT_WEBHOOK_ROTATION_GRACE_MS. */
   webhookRotationGraceMs?: number;
+  /**
+   * Sends the test deliveries of POST /webhooks/{id}/test, with agents of its own that its owner
+   * closes (the service at shutdown). By default one with the default PLANT_WEBHOOK_TIMEOUT_MS,
+   * the host resolver and secrets above, which nothing closes: its idle connections do not hold
+   * the process.
+   */
+  webhookTester?: WebhookTester;
 };
 
 /** Methods per path of the contract, so that other methods get 405 (OPTIONS 204) with `Allow`. */
@@ -110,6 +119,12 @@ export const createApp = ({
   webhookHostResolver,
   webhookSecrets,
   webhookRotationGraceMs,
+  webhookTester = createWebhookTester({
+    timeoutMs: CONFIG_DEFAULTS.webhooks.timeoutMs,
+    allowPrivate: allowPrivateWebhooks,
+    ...(webhookHostResolver && { resolver: webhookHostResolver }),
+    ...(webhookSecrets && { secrets: webhookSecrets }),
+  }),
   corsOrigins,
 }: AppOptions): Express => {
   const app = express();
@@ -144,6 +159,7 @@ export const createApp = ({
       bodyLimit,
       secrets: webhookSecrets,
       rotationGraceMs: webhookRotationGraceMs,
+      tester: webhookTester,
     }),
   };
   createExpressEndpoints(contract, routes, app, {

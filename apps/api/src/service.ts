@@ -23,6 +23,7 @@ import type { WebhookDelivery } from './webhooks/delivery-loop.ts';
 import { startDeliveryThread } from './webhooks/delivery-thread-parent.ts';
 import { createHostResolver } from './webhooks/host-resolver.ts';
 import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
+import { createWebhookTester } from './webhooks/webhook-tester.ts';
 
 /** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
 const LISTEN_BACKLOG = 4096;
@@ -86,6 +87,14 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   const authenticators: { tokens?: Authenticator; jwt?: Authenticator } = {};
   if (tokens) authenticators.tokens = staticTokens(tokens.hashes);
   if (config.jwt) authenticators.jwt = (await import('./auth/jwt-authenticator.ts')).jwtAuthenticator(config.jwt);
+  const webhookHostResolver = createHostResolver({ timeoutMs: config.webhooks.dnsTimeoutMs });
+  // Its own agents: this process may not run the delivery thread (PLANT_WEBHOOK_DELIVERY=false).
+  const webhookTester = createWebhookTester({
+    timeoutMs: config.webhooks.timeoutMs,
+    allowPrivate: config.webhooks.allowPrivate,
+    resolver: webhookHostResolver,
+    secrets,
+  });
   // One for both listeners that answer /readyz.
   const readiness = storeReadiness(store);
   const app = createApp({
@@ -102,7 +111,8 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     serveMetrics: config.metricsOnApiPort,
     isDraining: shutdown.isStopping,
     allowPrivateWebhooks: config.webhooks.allowPrivate,
-    webhookHostResolver: createHostResolver({ timeoutMs: config.webhooks.dnsTimeoutMs }),
+    webhookHostResolver,
+    webhookTester,
     webhookSecrets: secrets,
     webhookRotationGraceMs: config.webhooks.rotationGraceMs,
     ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
@@ -206,6 +216,8 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
         // (readiness failing) until then.
         close: () => {
           admission.stop();
+          // Tests still in flight are cut off: their requests are answered or abandoned by now.
+          webhookTester.close();
           return Promise.all([webhooks.stop(), opsServer && closeServer(opsServer)]).then(() => store.close());
         },
       });

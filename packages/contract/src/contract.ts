@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { IdempotencyHeaders } from './idempotency.ts';
 import { LIST_PAGE_MAX_BYTES, ListPlantsQuery, PlantIdParams } from './parameters.ts';
 import { ApiError, NewPlant, Plant, PlantWithId } from './schemas.ts';
+import { WEBHOOK_TESTS_PER_MINUTE, WebhookTestRequest, WebhookTestResult } from './webhook-test.ts';
 import {
   CreatedWebhookEndpoint,
   ListWebhookDeliveriesQuery,
@@ -162,6 +163,17 @@ export const contract = c.router(
       pathParams: WebhookDeliveryParams,
       body: c.noBody(),
       responses: withFailures({ 202: c.noBody() }, 404, 409),
+    },
+    testWebhook: {
+      method: 'POST',
+      path: '/webhooks/:id/test',
+      metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
+      summary: 'Send a test delivery to a webhook endpoint',
+      description: `Sends one signed test event to the endpoint now, outside the outbox and its retries, as a real delivery would go (the same address checks, timeout, signing secrets and payload format), and answers 200 with what happened: the receiver's status, the time taken, whether it counts as delivered, and why it failed. The event is \`eventType\` (the endpoint's first subscribed type by default) carrying an example plant with id 0; its webhook-id starts with \`msg_test_\`, which no real delivery's does. A disabled endpoint may be tested too (to check a receiver before enabling it again). At most ${WEBHOOK_TESTS_PER_MINUTE} tests per endpoint a minute (429 with Retry-After beyond); 503 with Retry-After when too many tests are in flight in the service.`,
+      pathParams: WebhookIdParams,
+      headers: IdempotencyHeaders,
+      body: WebhookTestRequest.optional(),
+      responses: withFailures({ 200: WebhookTestResult }, 404, 409, 413, 415, 422),
     },
     deleteWebhook: {
       method: 'DELETE',

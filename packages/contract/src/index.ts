@@ -38,6 +38,17 @@ export {
 } from './parameters.ts';
 export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';
 export { validationMessage } from './validation-message.ts';
+export {
+  WEBHOOK_TEST_ID_PREFIX,
+  WEBHOOK_TEST_PLANT,
+  WEBHOOK_TESTS_PER_MINUTE,
+  type WebhookTestAnswer,
+  WebhookTestRequest,
+  WebhookTestResult,
+  webhookTestBody,
+  webhookTestOutcome,
+  webhookTestsLimited,
+} from './webhook-test.ts';
 export { normalizeWebhookUrl, webhookUrlSchemeProblem } from './webhook-url.ts';
 // Every export of webhooks.ts is public: the webhook schemas, their limits and headers.
 export * from './webhooks.ts';

@@ -27,7 +27,8 @@ const digest = (...parts: string[]): string => createHash('sha256').update(parts
  * not idempotent by itself; it runs after the body is parsed. The first answer below 500 is kept
  * per credential and key and replayed, with `Idempotent-Replayed: true`, to a request with the same
  * key, route and body; the same key with another request answers 422, and one that comes while the
- * first still runs 409. A 5xx is not kept: the request may run again. A request without the header,
+ * first still runs 409. A 5xx or a 429 (a limit refused it; it did not run) is not kept: the request
+ * may run again. A request without the header,
  * or with one the contract refuses (ts-rest then answers 400), passes through.
  */
 export const idempotencyKey =
@@ -76,7 +77,7 @@ export const idempotencyKey =
             res.json = (body: unknown) => {
               res.json = json;
               const kept =
-                res.statusCode >= 500
+                res.statusCode >= 500 || res.statusCode === 429
                   ? store.releaseIdempotencyKey(key, fingerprint)
                   : store.finishIdempotencyKey(
                       key,

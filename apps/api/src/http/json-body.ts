@@ -54,3 +54,16 @@ export const jsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] => [
     next();
   },
 ];
+
+/**
+ * jsonBody for a route whose body may be left out: a request without one passes with no
+ * `req.body`, and one with a body is read exactly as jsonBody reads it.
+ */
+export const optionalJsonBody = (limit = BODY_LIMIT_BYTES): RequestHandler[] =>
+  jsonBody(limit).map(
+    (handler): RequestHandler =>
+      (req, res, next) => {
+        if (hasBody(req.headers)) handler(req, res, next);
+        else next();
+      },
+  );

@@ -69,6 +69,9 @@ export const DISABLED_BY_REQUEST = 'Disabled by a PATCH request.';
 /** An endpoint's signing secrets as stored (plain or sealed), for sealing plain ones. */
 export type EndpointSecrets = { id: string; secret: string; previousSecret?: string };
 
+/** The secrets, as stored, that sign an endpoint's deliveries now. */
+export type SigningSecrets = { secret: string; previousSecret?: string };
+
 /** A delivery's id is `msg_<instance>_<seq>`: the database it belongs to and its key there. */
 export const parseDeliveryId = (id: string): { instance: string; seq: bigint } | undefined => {
   const match = /^msg_([0-9a-f]{16})_(\d{1,19})$/.exec(id);
@@ -186,6 +189,11 @@ export interface WebhookStore {
   retryDelivery(endpointId: string, deliveryId: string): Promise<boolean>;
   /** Every endpoint's secrets as stored. */
   endpointSecrets(): Promise<EndpointSecrets[]>;
+  /**
+   * The secret that signs the endpoint's deliveries now, with the previous one while its rotation
+   * grace lasts, as a claimed delivery has them; undefined when there is no such endpoint.
+   */
+  signingSecrets(id: string): Promise<SigningSecrets | undefined>;
   /** Replaces a stored secret if it is still `from`; resolves whether it was. */
   replaceSecret(id: string, which: 'secret' | 'previousSecret', from: string, to: string): Promise<boolean>;
   /** Endpoints oldest first. */

@@ -12,6 +12,7 @@ const noWebhooks: WebhookStore = {
   requeueFailed: async () => 0,
   retryDelivery: async () => false,
   endpointSecrets: async () => [],
+  signingSecrets: async () => undefined,
   replaceSecret: async () => false,
   listEndpoints: async () => [],
   getEndpoint: async () => undefined,

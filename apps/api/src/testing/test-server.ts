@@ -3,6 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SignedDelivery } from '@org/plant-client/testing';
+import type { WebhookTestAnswer } from '@org/plant-contract';
 import { type AppOptions, createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
@@ -77,6 +79,18 @@ const stopOnce = (server: Server, after: () => Promise<void> = async () => {}) =
   };
 };
 
+/** A test delivery of the fake POSTed to the suites' receivers, as the service would send it. */
+const postTestDelivery = async ({ url, method, headers, body }: SignedDelivery): Promise<WebhookTestAnswer> => {
+  try {
+    const response = await fetch(url, { method, headers, body, redirect: 'manual' });
+    await response.arrayBuffer();
+    return { status: response.status };
+  } catch (error) {
+    const { code } = (error as { cause?: { code?: string } }).cause ?? {};
+    return { error: `Connection failed: ${code ?? 'unknown'}.` };
+  }
+};
+
 /** The fake instead of the app, with the options it models; a restart on the same directory starts empty. */
 const startFakeServer = async (dataDir: string, options: TestAppOptions): Promise<TestServer> => {
   const { createPlantStoreFake } = await import('@org/plant-client/testing');
@@ -85,6 +99,7 @@ const startFakeServer = async (dataDir: string, options: TestAppOptions): Promis
     ...(options.bodyLimit !== undefined && { bodyLimit: options.bodyLimit }),
     ...(options.allowPrivateWebhooks !== undefined && { allowPrivateWebhooks: options.allowPrivateWebhooks }),
     ...(options.webhookRotationGraceMs !== undefined && { rotationGraceMs: options.webhookRotationGraceMs }),
+    sendTestDelivery: postTestDelivery,
   });
   const { server, url } = await serveFake(fake);
   const stop = stopOnce(server);

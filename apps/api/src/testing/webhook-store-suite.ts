@@ -314,6 +314,23 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       ]);
     });
 
+    it('answers the secrets that sign an endpoint now, the previous one only during its grace', async () => {
+      const lasting = await register();
+      const ending = await register();
+      const [lastingSecret] = await store().webhooks.endpointSecrets();
+      expect(await store().webhooks.signingSecrets(lasting.id)).toStrictEqual({ secret: lastingSecret?.secret });
+      const fresh = `whsec_${Buffer.alloc(32, 201).toString('base64')}`;
+      await store().webhooks.rotateSecret(lasting.id, fresh, new Date(Date.now() + HELD_MS));
+      await store().webhooks.rotateSecret(ending.id, fresh, new Date(Date.now() + 1));
+      await sleep(PASSED_MS);
+      expect(await store().webhooks.signingSecrets(lasting.id)).toStrictEqual({
+        secret: fresh,
+        previousSecret: lastingSecret?.secret,
+      });
+      expect(await store().webhooks.signingSecrets(ending.id)).toStrictEqual({ secret: fresh });
+      expect(await store().webhooks.signingSecrets('ep_unknown')).toBeUndefined();
+    });
+
     it('replaces a stored secret only if it is still the one read', async () => {
       const endpoint = await register();
       const [{ secret } = { secret: '' }] = await store().webhooks.endpointSecrets();

@@ -2,10 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPlantClient } from '@org/plant-client';
-import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS } from '@org/plant-contract';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS, WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { describe, expect, it, vi } from 'vitest';
 import { deferCleanups } from '../testing/cleanups.ts';
 import { startTestServer, TEST_TOKEN, type TestAppOptions } from '../testing/test-server.ts';
+import { startWebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi } from '../testing/webhook-service.ts';
 import type { HostAddress } from './host-resolver.ts';
 import { secretBox } from './secret-box.ts';
@@ -102,6 +103,28 @@ describe('Idempotency-Key', () => {
     const answered = await first;
     expect(answered.status).toBe(201);
     expect(await post(base, '/webhooks', key, body)).toStrictEqual({ ...answered, replayed: 'true' });
+  });
+
+  it('replays a test delivery’s answer without sending it again, and keeps no 429', async () => {
+    const { url: base } = await start();
+    const receiver = await startWebhookReceiver();
+    defer(() => receiver.close());
+    const endpoint = await post(base, '/webhooks', randomUUID(), { url: receiver.url });
+    const test = `/webhooks/${endpoint.body.id}/test`;
+    const key = randomUUID();
+    const first = await post(base, test, key);
+    expect(first).toMatchObject({ status: 200, replayed: null, body: { delivered: true } });
+    expect(await post(base, test, key)).toStrictEqual({ ...first, replayed: 'true' });
+    expect(receiver.received).toHaveLength(1);
+    // Spend the endpoint's tests this minute; the refused one's key is not kept, so it may run later.
+    for (let test_ = 1; test_ < WEBHOOK_TESTS_PER_MINUTE; test_ += 1) {
+      expect((await post(base, test, randomUUID())).status).toBe(200);
+    }
+    const limitedKey = randomUUID();
+    expect((await post(base, test, limitedKey)).status).toBe(429);
+    // Not a replay: the retry is judged again (and refused again, the minute not being over).
+    expect(await post(base, test, limitedKey)).toMatchObject({ status: 429, replayed: null });
+    expect(receiver.received).toHaveLength(WEBHOOK_TESTS_PER_MINUTE);
   });
 
   it('treats a key older than 24 hours as a new request', async () => {

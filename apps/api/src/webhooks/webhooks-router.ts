@@ -6,17 +6,19 @@ import {
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+  webhookTestsLimited,
 } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
 import { clientKey } from '../auth/bearer-auth.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { idempotencyKey } from '../http/idempotency-key.ts';
-import { jsonBody } from '../http/json-body.ts';
+import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
 import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
 import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
+import type { WebhookTester } from './webhook-tester.ts';
 
 export type WebhooksRouterOptions = TargetPolicy & {
   bodyLimit?: number | undefined;
@@ -26,6 +28,8 @@ export type WebhooksRouterOptions = TargetPolicy & {
   rotationGraceMs?: number | undefined;
   /** Shared with the other lists; by default one of this router's own. */
   answers?: AnswerBudget | undefined;
+  /** Sends the test deliveries of POST /webhooks/{id}/test. */
+  tester: WebhookTester;
 };
 
 /**
@@ -107,6 +111,7 @@ const webhookRoutes = {
   rotateWebhookSecret: contract.rotateWebhookSecret,
   recoverWebhook: contract.recoverWebhook,
   retryWebhookDelivery: contract.retryWebhookDelivery,
+  testWebhook: contract.testWebhook,
 };
 
 /** The handlers of the webhook management routes, one per route of the contract. */
@@ -117,6 +122,7 @@ export const createWebhooksRouter = (
     secrets = plainSecrets,
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
     answers = answerBudget(),
+    tester,
     ...policy
   }: WebhooksRouterOptions,
 ) => {
@@ -217,6 +223,33 @@ export const createWebhooksRouter = (
         const since = new Date(body.since);
         const requeued = await inBatches((limit) => store.requeueFailed(params.id, since, limit), WEBHOOK_RECOVER_MAX);
         return { status: 202, body: { requeued } };
+      },
+    },
+    testWebhook: {
+      middleware: [...optionalJsonBody(bodyLimit), keyed],
+      handler: async ({ params, body, res }) => {
+        const endpoint = await store.getEndpoint(params.id);
+        if (endpoint === undefined) return notFound(params.id);
+        const admission = tester.admit(endpoint.id);
+        if (admission.outcome !== 'admitted') {
+          res.setHeader('Retry-After', String(admission.retryAfterSeconds));
+          const busy = `Too many test deliveries are in flight; retry after ${admission.retryAfterSeconds} s.`;
+          return admission.outcome === 'busy'
+            ? { status: 503, body: { error: 503, message: busy } }
+            : {
+                status: 429,
+                body: { error: 429, message: webhookTestsLimited(endpoint.id, admission.retryAfterSeconds) },
+              };
+        }
+        try {
+          const secrets = await store.signingSecrets(endpoint.id);
+          // Deleted meanwhile.
+          if (secrets === undefined) return notFound(params.id);
+          const type = body?.eventType ?? endpoint.eventTypes[0] ?? 'newPlant';
+          return { status: 200, body: await tester.send(endpoint, secrets, type) };
+        } finally {
+          admission.release();
+        }
       },
     },
     retryWebhookDelivery: async ({ params }) => {

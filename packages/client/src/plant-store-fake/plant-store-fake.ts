@@ -14,8 +14,14 @@ import {
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+  WEBHOOK_TEST_ID_PREFIX,
+  WEBHOOK_TESTS_PER_MINUTE,
   type WebhookDelivery,
   type WebhookEndpoint,
+  type WebhookTestAnswer,
+  webhookTestBody,
+  webhookTestOutcome,
+  webhookTestsLimited,
 } from '@org/plant-contract';
 import type { ServerInferResponses } from '@ts-rest/core';
 import type { ZodError } from 'zod';
@@ -47,8 +53,15 @@ export type PlantStoreFakeOptions = {
   allowPrivateWebhooks?: boolean;
   /** How long a rotated-out secret still signs deliveries; 24 hours, as the service's default. */
   rotationGraceMs?: number;
-  /** The fake's clock (endpoint and delivery times, signature timestamps, rotation grace). */
+  /** The fake's clock (endpoint and delivery times, signature timestamps, rotation grace, the test limit). */
   now?: () => Date;
+  /**
+   * How POST /webhooks/{id}/test reaches the receiver: given the signed test delivery, resolves
+   * how the receiver answered (`{ status }`, or `{ error }` when nothing came back). By default
+   * the fake sends nothing and every test is answered `{ status: 200 }`; hand the delivery to
+   * your receiver (or to `fetch`) to report its real answer.
+   */
+  sendTestDelivery?: (delivery: SignedDelivery) => Promise<WebhookTestAnswer>;
 };
 
 /** What the fake would deliver to one subscribed endpoint for one created plant. */
@@ -164,6 +177,12 @@ type Call = {
   body: unknown;
 };
 
+/** Whether the route's JSON body may be left out (as the service's optionalJsonBody reads it). */
+const bodyIsOptional = (name: RouteName): boolean => {
+  const route = contract[name];
+  return 'body' in route && (route.body as { isOptional?: () => boolean }).isOptional?.() === true;
+};
+
 /** Whether the route takes a JSON body (the others, `c.noBody()` or GET, are never read). */
 const takesJson = (name: RouteName): boolean => {
   const route = contract[name];
@@ -184,12 +203,15 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     allowPrivateWebhooks = false,
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
     now = () => new Date(),
+    sendTestDelivery = async () => ({ status: 200 }),
   } = options;
   const plants = new Map<bigint, StoredPlant>();
   let sorted: StoredPlant[] | undefined;
   const endpoints = new Map<string, StoredEndpoint>();
   let deliveries: StoredDelivery[] = [];
   const faults = new Faults();
+  /** Each endpoint's test budget, a token bucket as the service keeps it: WEBHOOK_TESTS_PER_MINUTE, refilled evenly. */
+  const testBudgets = new Map<string, { tokens: number; at: number }>();
   const instance = hex(8);
   let deliverySeq = 0;
 
@@ -261,6 +283,25 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
   };
 
   const plantNotFound = (id: bigint) => new Refusal(404, `No plant has id ${id}.`);
+
+  /** The secrets that sign the endpoint's deliveries now: the previous one during its grace too. */
+  const signingSecrets = (endpoint: StoredEndpoint): string[] =>
+    endpoint.previous && endpoint.previous.until > now()
+      ? [endpoint.secret, endpoint.previous.secret]
+      : [endpoint.secret];
+
+  /** Spends one of the endpoint's tests; answers the seconds to wait when none is left (0 when spent). */
+  const takeTest = (endpointId: string): number => {
+    const at = now().getTime();
+    const perMs = WEBHOOK_TESTS_PER_MINUTE / 60_000;
+    const budget = testBudgets.get(endpointId) ?? { tokens: WEBHOOK_TESTS_PER_MINUTE, at };
+    budget.tokens = Math.min(WEBHOOK_TESTS_PER_MINUTE, budget.tokens + (at - budget.at) * perMs);
+    budget.at = at;
+    testBudgets.set(endpointId, budget);
+    if (budget.tokens < 1) return Math.ceil((1 - budget.tokens) / perMs / 1000);
+    budget.tokens -= 1;
+    return 0;
+  };
 
   /**
    * One handler per contract route, answering as the service's routers do; each answer is typed by
@@ -378,6 +419,37 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       requeue(delivery);
       return { status: 202, body: undefined };
     },
+    testWebhook: async ({ params, body }) => {
+      const { id } = parsed(contract.testWebhook.pathParams, params, 'path parameters');
+      const request = parsed(contract.testWebhook.body, body, 'request body');
+      const endpoint = endpointOf(id);
+      const wait = takeTest(id);
+      if (wait > 0) return errorAnswer(429, webhookTestsLimited(id, wait), { 'retry-after': String(wait) });
+      const eventType = request?.eventType ?? endpoint.eventTypes[0] ?? 'newPlant';
+      const webhookId = `${WEBHOOK_TEST_ID_PREFIX}${hex(16)}`;
+      const at = now();
+      const text = stringifyExactJson(webhookTestBody(eventType, endpoint.payloadFormat, at));
+      const signed = await signedHeaders(signingSecrets(endpoint), webhookId, Math.floor(at.getTime() / 1000), text);
+      const started = performance.now();
+      const answer = await sendTestDelivery({
+        url: endpoint.url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...signed },
+        body: text,
+      });
+      const { delivered, status, error } = webhookTestOutcome(answer);
+      return {
+        status: 200,
+        body: {
+          webhookId,
+          eventType,
+          delivered,
+          ...(status !== undefined && { status }),
+          durationMs: Math.round(performance.now() - started),
+          ...(error !== undefined && { error }),
+        },
+      };
+    },
     deleteWebhook: async ({ params }) => {
       const { id } = parsed(contract.deleteWebhook.pathParams, params, 'path parameters');
       if (!endpoints.delete(id)) endpointOf(id);
@@ -413,7 +485,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     if (fault?.type === 'delay') await wait(fault.ms, request.signal);
     const query = parseQuery(new URL(request.url).search);
     authorize(tokens, request.headers, query, contract[match.name].metadata.scope as Scope);
-    const body = takesJson(match.name) ? await readJsonBody(request, bodyLimit) : undefined;
+    const body = takesJson(match.name) ? await readJsonBody(request, bodyLimit, bodyIsOptional(match.name)) : undefined;
     const answered = await handlers[match.name]({ params: match.params, query, body });
     return fault?.type === 'lost-answer' ? fault : answered;
   };
@@ -440,6 +512,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     sorted = undefined;
     endpoints.clear();
     deliveries = [];
+    testBudgets.clear();
     faults.clear();
     seed(options.plants ?? []);
   };
@@ -463,10 +536,8 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const endpoint = endpoints.get(delivery.endpointId);
       if (endpoint === undefined)
         throw new RangeError(`No webhook endpoint has id ${JSON.stringify(delivery.endpointId)}.`);
-      const secrets = [endpoint.secret];
-      if (endpoint.previous && endpoint.previous.until > now()) secrets.push(endpoint.previous.secret);
       const body = stringifyExactJson(delivery.plant);
-      const signed = await signedHeaders(secrets, delivery.id, timestampSeconds, body);
+      const signed = await signedHeaders(signingSecrets(endpoint), delivery.id, timestampSeconds, body);
       return { url: endpoint.url, method: 'POST', headers: { 'content-type': 'application/json', ...signed }, body };
     },
     settleDelivery: (deliveryId, outcome) => {

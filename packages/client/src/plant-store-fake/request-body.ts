@@ -55,10 +55,12 @@ const parseJson = (text: string): unknown => {
  * The request's JSON body with exact integers, read as the service reads it: no body → 400, a media
  * type other than JSON or a charset other than UTF-8 → 415, an unknown Content-Encoding → 415, more
  * than `limit` decoded bytes → 413, bad compressed data, invalid UTF-8, invalid JSON, a key twice or
- * nesting too deep → 400.
+ * nesting too deep → 400. With `optional`, no body is read as undefined.
  */
-export const readJsonBody = async (request: Request, limit = BODY_LIMIT_BYTES): Promise<unknown> => {
+export const readJsonBody = async (request: Request, limit = BODY_LIMIT_BYTES, optional = false): Promise<unknown> => {
   const raw = new Uint8Array(await request.arrayBuffer());
+  // A route whose body may be left out reads none as none.
+  if (raw.byteLength === 0 && optional) return undefined;
   if (raw.byteLength === 0) throw new Refusal(400, REQUIRED);
   const refused = jsonContentTypeProblem(request.headers.get('content-type') ?? undefined);
   if (refused) throw new Refusal(415, refused);

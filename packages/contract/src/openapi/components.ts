@@ -3,6 +3,7 @@ import type { ZodTypeAny } from 'zod';
 import { INT64_MAX, INT64_MIN, Int64 } from '../int64.ts';
 import { Int64Text, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListPlantsQuery } from '../parameters.ts';
 import * as schemas from '../schemas.ts';
+import * as webhookTest from '../webhook-test.ts';
 import * as webhooks from '../webhooks.ts';
 import {
   DELIVERIES_LIMIT_DEFAULT,
@@ -23,9 +24,9 @@ const WEBHOOK_PARAMETERS: ReadonlySet<unknown> = new Set([
   ListWebhookDeliveriesQuery,
 ]);
 
-/** Every zod schema that `schemas.ts` and `webhooks.ts` export, parameters aside, under their OpenAPI component names, sorted by name. */
+/** Every zod schema that `schemas.ts`, `webhooks.ts` and `webhook-test.ts` export, parameters aside, under their OpenAPI component names, sorted by name. */
 export const componentSchemas = (): Array<readonly [name: string, schema: ZodTypeAny]> =>
-  Object.entries({ ...schemas, ...webhooks } as Record<string, unknown>)
+  Object.entries({ ...schemas, ...webhooks, ...webhookTest } as Record<string, unknown>)
     .filter((entry): entry is [string, ZodTypeAny] => isZodType(entry[1]) && !WEBHOOK_PARAMETERS.has(entry[1]))
     .map(([exported, schema]) => [COMPONENT_NAMES[exported] ?? exported, schema] as const)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -141,6 +142,32 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
         lastStatus: 503,
         lastError: 'The receiver answered 503.',
         nextAttemptAt: '2026-01-01T12:05:00.000Z',
+      },
+    ],
+  },
+  WebhookTestRequest: {
+    description:
+      "The request body of POST /webhooks/{id}/test, which may be left out: the event type to send (the endpoint's first subscribed type by default).",
+    examples: [{ eventType: 'plantDeleted' }],
+  },
+  WebhookTestResult: {
+    description:
+      "What one test delivery came to: the receiver's status and the time taken, or why it failed. `delivered` is true for a 2xx answer.",
+    label: 'webhook test result',
+    examples: [
+      {
+        webhookId: 'msg_test_3f2a9c0d4b1e8f7a6c5d4e3f2a1b0c9d',
+        eventType: 'newPlant',
+        delivered: true,
+        status: 204,
+        durationMs: 87,
+      },
+      {
+        webhookId: 'msg_test_9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d',
+        eventType: 'newPlant',
+        delivered: false,
+        durationMs: 10000,
+        error: 'No 2xx answer within 10000 ms.',
       },
     ],
   },

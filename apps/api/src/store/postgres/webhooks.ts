@@ -29,6 +29,7 @@ import {
   type PayloadFormat,
   parseDeliveryId,
   type RecordedAttempt,
+  type SigningSecrets,
   type StoredDelivery,
   type StoredEndpoint,
   type UpdateEndpointOutcome,
@@ -97,6 +98,8 @@ const sql = {
                     AND (SELECT instance FROM webhook_settings) = $3
                     AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND enabled)`,
   endpointSecrets: 'SELECT id, secret, previous_secret FROM webhook_endpoints ORDER BY id',
+  signingSecrets: `SELECT secret, CASE WHEN previous_secret_until > now() THEN previous_secret END AS previous_secret
+                   FROM webhook_endpoints WHERE id = $1`,
   replaceSecret: 'UPDATE webhook_endpoints SET secret = $3 WHERE id = $1 AND secret = $2',
   replacePreviousSecret: 'UPDATE webhook_endpoints SET previous_secret = $3 WHERE id = $1 AND previous_secret = $2',
   listEndpoints: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`,
@@ -319,6 +322,17 @@ export class PostgresWebhookStore implements WebhookStore {
       return rows.map(({ id, secret, previous_secret }) =>
         previous_secret === null ? { id, secret } : { id, secret, previousSecret: previous_secret },
       );
+    });
+  }
+
+  signingSecrets(id: string): Promise<SigningSecrets | undefined> {
+    return this.#run(async () => {
+      type Row = { secret: string; previous_secret: string | null };
+      const [row] = (await this.#pool.query<Row>(sql.signingSecrets, [id])).rows;
+      if (row === undefined) return undefined;
+      return row.previous_secret === null
+        ? { secret: row.secret }
+        : { secret: row.secret, previousSecret: row.previous_secret };
     });
   }
 

@@ -40,6 +40,7 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
     requeueFailed: (endpointId, since, limit) => call('requeueFailed', endpointId, since.getTime(), limit, clock.now()),
     retryDelivery: (endpointId, deliveryId) => call('retryDelivery', endpointId, deliveryId, clock.now()),
     endpointSecrets: () => call('endpointSecrets'),
+    signingSecrets: (id) => call('signingSecrets', id, clock.now()),
     replaceSecret: (id, which, from, to) => call('replaceSecret', id, which, from, to),
     listEndpoints: () => batches.submitLarge(ENDPOINTS_BYTES, 'listEndpoints', undefined, undefined),
     getEndpoint: (id) => call('getEndpoint', id),

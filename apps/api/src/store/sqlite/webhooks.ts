@@ -22,6 +22,7 @@ import {
   type IdempotencyClaim,
   type PayloadFormat,
   parseDeliveryId,
+  type SigningSecrets,
   type UpdateEndpointOutcome,
   type WebhookBacklog,
   type WebhookEventType,
@@ -214,6 +215,10 @@ export const webhookStatements = (db: DatabaseSync) => {
          AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
     ),
     endpointSecrets: prepare('SELECT id, secret, previous_secret FROM webhook_endpoints ORDER BY id'),
+    signingSecrets: prepare(
+      `SELECT secret, CASE WHEN previous_secret_until > :now THEN previous_secret END AS previous_secret
+       FROM webhook_endpoints WHERE id = :id`,
+    ),
     replaceSecret: prepare('UPDATE webhook_endpoints SET secret = :to WHERE id = :id AND secret = :from'),
     replacePreviousSecret: prepare(
       'UPDATE webhook_endpoints SET previous_secret = :to WHERE id = :id AND previous_secret = :from',
@@ -496,6 +501,20 @@ export const webhookOperations = {
         ({ id, secret, previous_secret }): EndpointSecrets =>
           previous_secret === null ? { id, secret } : { id, secret, previousSecret: previous_secret },
       ),
+  }),
+  /** → the endpoint's signing secrets now, or undefined when there is no such endpoint. */
+  signingSecrets: operation({
+    ...read,
+    arity: 2,
+    // null, not undefined, for no row: as the other operations answer nothing across the thread.
+    run: (thread: Thread, id: string, now: number): Omit<SecretsRow, 'id'> | null =>
+      (thread.webhooks.signingSecrets.get({ id, now }) as Omit<SecretsRow, 'id'> | undefined) ?? null,
+    decode: (_: undefined, row): SigningSecrets | undefined =>
+      row === null
+        ? undefined
+        : row.previous_secret === null
+          ? { secret: row.secret }
+          : { secret: row.secret, previousSecret: row.previous_secret },
   }),
   /** → whether the stored secret was still `from` (it is then `to`). */
   replaceSecret: operation({
