@@ -85,6 +85,18 @@ describe('responseProblems', () => {
     ]);
   });
 
+  it('checks Idempotent-Replayed on the success of a route that takes an Idempotency-Key', () => {
+    const rotated = {
+      ...created,
+      pathTemplate: '/webhooks/{id}/rotate-secret',
+      body: '{"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}',
+    };
+    expect(responseProblems({ ...rotated, headers: new Headers({ 'idempotent-replayed': 'true' }) })).toEqual([]);
+    expect(responseProblems({ ...rotated, headers: new Headers({ 'idempotent-replayed': 'yes' }) })).toEqual([
+      'POST /webhooks/{id}/rotate-secret → 200: header Idempotent-Replayed: "yes" does not match its schema',
+    ]);
+  });
+
   it('wants no body where the document declares none', () => {
     const deleted = { ...created, method: 'DELETE', pathTemplate: '/plants/{id}', status: 204, contentType: null };
     expect(responseProblems({ ...deleted, body: '' })).toEqual([]);

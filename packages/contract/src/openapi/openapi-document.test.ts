@@ -187,6 +187,25 @@ describe('the OpenAPI document', () => {
     expect(json.components.schemas.CreatedWebhookEndpoint?.required).toContain('secret');
   });
 
+  it('says on the successes of every route that takes an Idempotency-Key that they may be replays, and only there', () => {
+    const replayed = { $ref: '#/components/headers/Idempotent-Replayed' };
+    const keyed: string[] = [];
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const operation of Object.values(methods)) {
+        const takesKey = operation.parameters?.some(({ name }) => name === 'idempotency-key') === true;
+        if (takesKey) keyed.push(operation.operationId);
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const expected = takesKey && Number(status) < 300 ? replayed : undefined;
+          expect(response.headers?.['Idempotent-Replayed'], `${path} ${status}`).toStrictEqual(expected);
+        }
+      }
+    }
+    expect(keyed.sort()).toStrictEqual(['createWebhook', 'recoverWebhook', 'rotateWebhookSecret', 'testWebhook']);
+    expect(document.components.headers['Idempotent-Replayed']).toMatchObject({
+      schema: { type: 'string', enum: ['true'] },
+    });
+  });
+
   it('is the same document every time', () => {
     expect(stringifyOpenApiDocument(createOpenApiDocument())).toBe(text);
   });

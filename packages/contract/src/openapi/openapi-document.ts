@@ -9,6 +9,7 @@ import {
 import type { ZodTypeAny } from 'zod';
 import { contract, type RouteMetadata } from '../contract.ts';
 import { exactJsonReplacer, restoreExactIntegers } from '../exact-json.ts';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency.ts';
 import { NewPlant } from '../schemas.ts';
 import { CONTRACT_VERSION } from '../version.ts';
 import { PlantDeleted, WEBHOOK_HEADERS } from '../webhooks.ts';
@@ -220,8 +221,11 @@ export const createOpenApiDocument = ({
     return `${label}${isArray ? ' list' : ''} response`;
   };
 
-  const response = (status: number, declared: AppRoute['responses'][number]): OpenApiResponse => {
+  /** `keyed`: the route takes an Idempotency-Key, so its successes may be replays that say so. */
+  const response = (status: number, declared: AppRoute['responses'][number], keyed: boolean): OpenApiResponse => {
     const headers: Record<string, Reference> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+    if (keyed && status < 300)
+      headers[IDEMPOTENT_REPLAYED_HEADER] = { $ref: `#/components/headers/${IDEMPOTENT_REPLAYED_HEADER}` };
     if (isAppRouteNoBody(declared)) return { description: status < 300 ? 'no content' : 'unexpected error', headers };
     const contentType = isAppRouteOtherResponse(declared) ? declared.contentType : JSON_MEDIA_TYPE;
     const body = isAppRouteOtherResponse(declared) ? declared.body : declared;
@@ -244,7 +248,8 @@ export const createOpenApiDocument = ({
     for (const [name, schema] of Object.entries(shapeOf(route.query, 'query'))) {
       parameters.push(parameter(name, 'query', !schema.isOptional(), schemaOf(schema)));
     }
-    for (const [name, schema] of Object.entries(shapeOf(route.headers, 'headers'))) {
+    const headerShape = shapeOf(route.headers, 'headers');
+    for (const [name, schema] of Object.entries(headerShape)) {
       // Authorization is the security scheme's, not a parameter.
       if (name.toLowerCase() !== 'authorization') {
         parameters.push(parameter(name, 'header', !schema.isOptional(), schemaOf(schema)));
@@ -258,7 +263,9 @@ export const createOpenApiDocument = ({
     }
     // Statuses are integer keys, which JavaScript enumerates in ascending order: no sort needed.
     const responses: Record<string, OpenApiResponse> = {};
-    for (const [status, body] of Object.entries(route.responses)) responses[status] = response(Number(status), body);
+    const keyed = 'idempotency-key' in headerShape;
+    for (const [status, body] of Object.entries(route.responses))
+      responses[status] = response(Number(status), body, keyed);
 
     return {
       operationId,

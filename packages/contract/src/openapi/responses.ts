@@ -14,6 +14,11 @@ export const HEADERS: Readonly<Record<string, HeaderObject>> = {
     required: true,
     schema: { type: 'string' },
   },
+  'Idempotent-Replayed': {
+    description:
+      '`true` when this answer is the stored first answer to a request with the same Idempotency-Key and body, replayed rather than run again; absent otherwise.',
+    schema: { type: 'string', enum: ['true'] },
+  },
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
     required: true,
