@@ -679,6 +679,30 @@ describe('webhook management', () => {
     expect(keys[1]).toBe(keys[0]);
   });
 
+  it('tests an endpoint with one POST and an Idempotency-Key, retried with the same key after a 503', async () => {
+    const result = {
+      webhookId: 'msg_test_1',
+      eventType: 'plantDeleted',
+      delivered: false,
+      status: 500,
+      durationMs: 12,
+      error: 'The receiver answered 500.',
+    };
+    const fetch = answering(() => json(result));
+    expect(await clientWith(fetch).testWebhook('ep_1', { eventType: 'plantDeleted' })).toStrictEqual(result);
+    const call = onlyCall(fetch);
+    expect([call.method, call.url]).toEqual(['POST', 'https://plants.example.com/webhooks/ep_1/test']);
+    expect(JSON.parse(String(fetch.mock.calls[0]?.[1].body))).toStrictEqual({ eventType: 'plantDeleted' });
+    const answers = [json({ error: 503, message: 'Unavailable.' }, 503), json(result)];
+    const failing = vi.fn<FetchLike>(async () => answers.shift() ?? json(result));
+    expect(await clientWith(failing, { maxRetries: 2 }).testWebhook('ep_1')).toStrictEqual(result);
+    expect(JSON.parse(String(failing.mock.calls[0]?.[1].body))).toStrictEqual({});
+    const keys = failing.mock.calls.map(([, init]) => new Headers(init.headers).get('idempotency-key'));
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+  });
+
   it('recovers since a Date or an RFC 3339 string, and retries one delivery', async () => {
     const fetch = vi.fn<FetchLike>(async (input) =>
       input.endsWith('/recover') ? json({ requeued: 3 }, 202) : new Response(null, { status: 202 }),
@@ -726,6 +750,7 @@ describe('ids in the path', () => {
     ['rotateWebhookSecret', '/rotate-secret', (client, id) => client.rotateWebhookSecret(id)],
     ['recoverWebhook', '/recover', (client, id) => client.recoverWebhook(id, { since: '2026-11-23T00:00:00Z' })],
     ['retryWebhookDelivery', '/deliveries/msg_1/retry', (client, id) => client.retryWebhookDelivery(id, 'msg_1')],
+    ['testWebhook', '/test', (client, id) => client.testWebhook(id)],
   ];
   const hostile: [string, string][] = [
     ['../plants/1', '..%2Fplants%2F1'],
@@ -769,6 +794,7 @@ describe('what a failure says', () => {
     ['a webhook endpoint', 200, (client) => client.updateWebhook('ep_1', { enabled: false })],
     ['a new webhook secret', 200, (client) => client.rotateWebhookSecret('ep_1')],
     ['a webhook recovery', 202, (client) => client.recoverWebhook('ep_1', { since: '2026-11-23T00:00:00Z' })],
+    ['a webhook test result', 200, (client) => client.testWebhook('ep_1')],
   ];
 
   it.each(calls)('names what a success body should have been: %s', async (what, status, send) => {
@@ -829,6 +855,7 @@ describe('every method', () => {
     ['rotateWebhookSecret', (client, options) => client.rotateWebhookSecret('ep_1', options)],
     ['recoverWebhook', (client, options) => client.recoverWebhook('ep_1', { since: '2026-11-23T00:00:00Z' }, options)],
     ['retryWebhookDelivery', (client, options) => client.retryWebhookDelivery('ep_1', 'msg_1', options)],
+    ['testWebhook', (client, options) => client.testWebhook('ep_1', {}, options)],
   ];
 
   it.each(methods)('%s throws the error an Error body answers, with its message', async (_, send) => {

@@ -11,6 +11,8 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookEndpointChanges,
+  type WebhookEventType,
+  type WebhookTestResult,
 } from '@org/plant-contract';
 import { apiErrorFor, type PlantApiError, PlantClientError } from './errors.ts';
 import type { FetchedAnswer } from './fetcher.ts';
@@ -122,6 +124,19 @@ export type PlantClient = {
   ): PlantPromise<RequeuedWebhookDeliveries>;
   /** Attempts one delivery again now, whatever its status; an unknown one throws a NotFoundError. */
   retryWebhookDelivery(id: string, deliveryId: string, options?: RequestOptions): PlantPromise<void>;
+  /**
+   * Sends one signed test event to the endpoint now (`eventType`, by default its first subscribed
+   * type; webhook-id `msg_test_…`) and resolves with what happened: `delivered` (a 2xx), the
+   * receiver's `status`, `durationMs`, and `error` when it failed. A receiver that fails resolves;
+   * only the call failing throws (404 unknown endpoint, 429 past 5 tests a minute). Each call sends
+   * an Idempotency-Key, the same on its retries, so a retry after a lost answer gets the first
+   * result instead of sending a second test.
+   */
+  testWebhook(
+    id: string,
+    test?: { eventType?: WebhookEventType },
+    options?: RequestOptions,
+  ): PlantPromise<WebhookTestResult>;
 };
 
 /** ts-rest hands back the api's answer object itself, so the fetched Response is still on it. */
@@ -231,6 +246,7 @@ const Endpoint = contract.getWebhook.responses[200];
 const Deliveries = contract.listWebhookDeliveries.responses[200];
 const Rotated = contract.rotateWebhookSecret.responses[200];
 const Requeued = contract.recoverWebhook.responses[202];
+const Tested = contract.testWebhook.responses[200];
 
 /**
  * A typed client for the Plant Store API, generated from @org/plant-contract: each method is one
@@ -354,6 +370,18 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
         });
         if (answer.status !== 202) throw toApiError(answer);
         return withResponseOf(parseOrThrow(Requeued, answer, 'a webhook recovery'), answer);
+      }),
+
+    testWebhook: (id, { eventType } = {}, options = {}) =>
+      call(async () => {
+        const answer = await rest.testWebhook({
+          params: { id: segment(id) },
+          body: eventType === undefined ? {} : { eventType },
+          headers: idempotencyKey(),
+          ...callArgs(options),
+        });
+        if (answer.status !== 200) throw toApiError(answer);
+        return withResponseOf(parseOrThrow(Tested, answer, 'a webhook test result'), answer);
       }),
 
     retryWebhookDelivery: (id, deliveryId, options = {}) =>

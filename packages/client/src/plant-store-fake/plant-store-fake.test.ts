@@ -1,3 +1,4 @@
+import { WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AuthenticationError,
@@ -12,7 +13,7 @@ import {
 } from '../errors.ts';
 import { createPlantClient } from '../plant-client.ts';
 import { verifyPlantWebhook } from '../webhooks/verify-plant-webhook.ts';
-import { createPlantStoreFake, type PlantStoreFakeOptions } from './plant-store-fake.ts';
+import { createPlantStoreFake, type PlantStoreFakeOptions, type SignedDelivery } from './plant-store-fake.ts';
 
 const BASE_URL = 'https://plants.test';
 const TOKEN = 'fake-token-0123456789';
@@ -273,6 +274,57 @@ describe('webhooks', () => {
     now = new Date(now.getTime() + 60_000);
     const after = await fake.signDelivery(delivery, { timestampSeconds });
     expect(() => verifyPlantWebhook(endpoint.secret, after.body, after.headers)).toThrow();
+  });
+
+  it('answers a test delivery as delivered by default, sending nothing', async () => {
+    const { client } = setUp();
+    const endpoint = await client.createWebhook({ url, eventTypes: ['plantDeleted', 'newPlant'] });
+    expect(await client.testWebhook(endpoint.id)).toStrictEqual({
+      webhookId: expect.stringMatching(/^msg_test_[0-9a-f]{32}$/),
+      eventType: 'plantDeleted',
+      delivered: true,
+      status: 200,
+      durationMs: expect.any(Number),
+    });
+    await expect(client.testWebhook('ep_unknown')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('hands a signed test delivery to sendTestDelivery and reports its answer; 429 past the limit a minute', async () => {
+    // The real time: the signature's timestamp is checked against it.
+    let now = new Date();
+    const sent: SignedDelivery[] = [];
+    const { fake, client } = setUp({
+      now: () => now,
+      sendTestDelivery: async (delivery) => {
+        sent.push(delivery);
+        return sent.length === 1 ? { status: 503 } : { error: 'Connection failed: ECONNREFUSED.' };
+      },
+    });
+    const endpoint = await client.createWebhook({ url });
+    expect(await client.testWebhook(endpoint.id)).toMatchObject({
+      delivered: false,
+      status: 503,
+      error: 'The receiver answered 503.',
+    });
+    const [delivery] = sent;
+    expect(delivery?.url).toBe(url);
+    expect(delivery?.headers['webhook-id']).toMatch(/^msg_test_/);
+    expect(verifyPlantWebhook(endpoint.secret, delivery?.body ?? '', delivery?.headers ?? {})).toStrictEqual({
+      id: 0n,
+      name: 'Plant Store test event',
+      tag: 'webhook-test',
+    });
+    expect(await client.testWebhook(endpoint.id)).toMatchObject({
+      delivered: false,
+      error: 'Connection failed: ECONNREFUSED.',
+    });
+    for (let test = 2; test < WEBHOOK_TESTS_PER_MINUTE; test += 1) await client.testWebhook(endpoint.id);
+    const once = createPlantClient({ baseUrl: BASE_URL, token: TOKEN, fetch: fake.fetch, maxRetries: 0 });
+    const limited = await rejection(once.testWebhook(endpoint.id));
+    expect(RateLimitError.isInstance(limited)).toBe(true);
+    expect(limited).toMatchObject({ status: 429, message: expect.stringContaining('retry after 12 s') });
+    now = new Date(now.getTime() + 12_000);
+    expect(await client.testWebhook(endpoint.id)).toMatchObject({ delivered: false });
   });
 
   it('manages endpoints as the service does: taken URLs, private targets, disabled endpoints, unknown ids', async () => {
