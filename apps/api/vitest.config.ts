@@ -11,9 +11,8 @@ const ON_BOTH_STORES = [
   'src/webhooks/webhook-registration-clock.test.ts',
   'src/webhooks/webhook-events.test.ts',
   'src/webhooks/test-delivery.test.ts',
+  'src/webhooks/idempotency-key.test.ts',
 ];
-/** On both stores, not against the client's fake: it keeps no Idempotency-Key answers. */
-const ON_BOTH_STORES_NOT_FAKE = ['src/webhooks/idempotency-key.test.ts'];
 
 export default defineConfig({
   test: {
@@ -39,7 +38,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'api-postgres',
-          include: [...ON_BOTH_STORES, ...ON_BOTH_STORES_NOT_FAKE],
+          include: ON_BOTH_STORES,
           env: { PLANT_TEST_STORE: 'postgres' },
         },
       },

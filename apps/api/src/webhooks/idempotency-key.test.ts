@@ -8,7 +8,6 @@ import { deferCleanups } from '../testing/cleanups.ts';
 import { startTestServer, TEST_TOKEN, type TestAppOptions } from '../testing/test-server.ts';
 import { startWebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi } from '../testing/webhook-service.ts';
-import type { HostAddress } from './host-resolver.ts';
 import { secretBox } from './secret-box.ts';
 
 const defer = deferCleanups();
@@ -76,33 +75,24 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers 409 to a retry while the first request still runs, then replays its answer', async () => {
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let resolving = () => {};
-    const resolvingStarted = new Promise<void>((resolve) => {
-      resolving = resolve;
-    });
-    const { url: base } = await start({
-      allowPrivateWebhooks: false,
-      webhookHostResolver: async (): Promise<HostAddress[]> => {
-        resolving();
-        await held;
-        return [{ address: '93.184.215.14', family: 4 }];
-      },
-    });
+    const { url: base } = await start();
+    const receiver = await startWebhookReceiver();
+    defer(() => receiver.close());
+    // The receiver holds the first test delivery: the request that sent it runs until released.
+    receiver.answer('hold');
+    const endpoint = await post(base, '/webhooks', randomUUID(), { url: receiver.url });
+    const test = `/webhooks/${endpoint.body.id}/test`;
     const key = randomUUID();
-    const body = { url: 'https://receiver.example/hook' };
-    const first = post(base, '/webhooks', key, body);
-    await resolvingStarted;
-    const duplicate = await post(base, '/webhooks', key, body);
+    const first = post(base, test, key);
+    await receiver.waitFor(1);
+    const duplicate = await post(base, test, key);
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.message).toContain('still running');
-    release();
+    receiver.release(204);
     const answered = await first;
-    expect(answered.status).toBe(201);
-    expect(await post(base, '/webhooks', key, body)).toStrictEqual({ ...answered, replayed: 'true' });
+    expect(answered).toMatchObject({ status: 200, body: { delivered: true, status: 204 } });
+    expect(await post(base, test, key)).toStrictEqual({ ...answered, replayed: 'true' });
+    expect(receiver.received).toHaveLength(1);
   });
 
   it('replays a test delivery’s answer without sending it again, and keeps no 429', async () => {

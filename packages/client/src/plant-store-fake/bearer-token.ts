@@ -34,24 +34,24 @@ const writeScopeOf = (scope: Scope): Scope | undefined =>
 /**
  * Checks the request's bearer token as the service does (401/400 with RFC 6750 challenges, 403
  * `insufficient_scope` for a scoped token without the route's scope). `tokens` undefined accepts
- * any well-formed token as a static one.
+ * any well-formed token as a static one. Answers the token: the credential the request came with.
  */
 export const authorize = (
   tokens: readonly FakeToken[] | undefined,
   headers: Headers,
   query: Record<string, unknown>,
   scope: Scope,
-): void => {
+): string => {
   const token = bearerToken(headers, query);
-  if (tokens === undefined) return;
+  if (tokens === undefined) return token;
   const known = tokens.find((candidate) => (typeof candidate === 'string' ? candidate : candidate.token) === token);
   if (known === undefined) {
     const description = 'The access token is invalid.';
     throw new Refusal(401, description, challenge({ code: 'invalid_token', description }));
   }
-  if (typeof known === 'string') return;
+  if (typeof known === 'string') return token;
   const writeScope = writeScopeOf(scope);
-  if (known.scopes.includes(scope) || (writeScope !== undefined && known.scopes.includes(writeScope))) return;
+  if (known.scopes.includes(scope) || (writeScope !== undefined && known.scopes.includes(writeScope))) return token;
   const description = `The access token lacks the ${scope} scope.`;
   throw new Refusal(403, description, challenge({ code: 'insufficient_scope', description, scope }));
 };

@@ -173,6 +173,29 @@ describe('faults', () => {
     expect(fake.plants).toStrictEqual([{ id: 1, name: 'Fern' }]);
   });
 
+  it('loses the answer of a keyed POST after it ran: the retry gets it replayed, the same secret, one endpoint', async () => {
+    vi.useFakeTimers();
+    const { fake, client } = setUp();
+    fake.fail({ type: 'lost-answer' }, { route: 'createWebhook' });
+    const created = client.createWebhook({ url: 'https://hooks.example.com/plants' });
+    await vi.runAllTimersAsync();
+    const endpoint = await created;
+    expect(fake.webhooks).toStrictEqual([expect.objectContaining({ id: endpoint.id })]);
+    const replayed = await fake.fetch(`${BASE_URL}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'k1' },
+      body: '{"url":"https://hooks.example.com/other"}',
+    });
+    const again = await fake.fetch(`${BASE_URL}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'k1' },
+      body: '{"url":"https://hooks.example.com/other"}',
+    });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.json()).toStrictEqual(await replayed.json());
+    expect(fake.webhooks).toHaveLength(2);
+  });
+
   it.each([
     [{ type: 'unavailable' } as const, ServiceUnavailableError.isInstance],
     [{ type: 'internal-error' } as const, InternalServerError.isInstance],

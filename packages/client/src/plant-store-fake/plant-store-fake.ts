@@ -2,6 +2,7 @@ import {
   type CreatedWebhookEndpoint,
   contract,
   DELIVERIES_LIMIT_DEFAULT,
+  IDEMPOTENT_REPLAYED_HEADER,
   LIST_LIMIT_DEFAULT,
   NewPlant,
   type PlantContract,
@@ -28,6 +29,7 @@ import type { ZodError } from 'zod';
 import { type Answer, errorAnswer, Refusal, toResponse } from './answers.ts';
 import { authorize, type FakeToken } from './bearer-token.ts';
 import { connectionError, type FaultOptions, Faults, faultAnswer, type PlantStoreFault, wait } from './faults.ts';
+import { IdempotencyKeys } from './idempotency-keys.ts';
 import { nextPageLink, pageOf, type StoredPlant } from './pagination.ts';
 import { BODY_LIMIT_BYTES, readJsonBody } from './request-body.ts';
 import { matchRoute, parseQuery, type RouteName } from './routes.ts';
@@ -177,6 +179,15 @@ type Call = {
   body: unknown;
 };
 
+/** The route's headers schema; ts-rest gives `{}` to a route that declares none. */
+const headersOf = (name: RouteName) =>
+  (contract[name] as { headers?: unknown }).headers as
+    | (Schema<unknown> & { shape?: Record<string, unknown> })
+    | undefined;
+
+/** Whether the route takes an Idempotency-Key header (the POSTs that are not idempotent by themselves). */
+const takesIdempotencyKey = (name: RouteName): boolean => headersOf(name)?.shape?.['idempotency-key'] !== undefined;
+
 /** Whether the route's JSON body may be left out (as the service's optionalJsonBody reads it). */
 const bodyIsOptional = (name: RouteName): boolean => {
   const route = contract[name];
@@ -210,6 +221,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
   const endpoints = new Map<string, StoredEndpoint>();
   let deliveries: StoredDelivery[] = [];
   const faults = new Faults();
+  const idempotencyKeys = new IdempotencyKeys(now);
   /** Each endpoint's test budget, a token bucket as the service keeps it: WEBHOOK_TESTS_PER_MINUTE, refilled evenly. */
   const testBudgets = new Map<string, { tokens: number; at: number }>();
   const instance = hex(8);
@@ -483,11 +495,58 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     if (faulty) return faulty;
     if (fault?.type === 'connection-error') return fault;
     if (fault?.type === 'delay') await wait(fault.ms, request.signal);
-    const query = parseQuery(new URL(request.url).search);
-    authorize(tokens, request.headers, query, contract[match.name].metadata.scope as Scope);
+    const { search } = new URL(request.url);
+    const query = parseQuery(search);
+    const credential = authorize(tokens, request.headers, query, contract[match.name].metadata.scope as Scope);
     const body = takesJson(match.name) ? await readJsonBody(request, bodyLimit, bodyIsOptional(match.name)) : undefined;
-    const answered = await handlers[match.name]({ params: match.params, query, body });
+    const run = (): Promise<Answer> => handlers[match.name]({ params: match.params, query, body });
+    const answered = takesIdempotencyKey(match.name)
+      ? await keyed(match.name, request, { credential, url: `${pathname}${search}`, body }, run)
+      : await run();
     return fault?.type === 'lost-answer' ? fault : answered;
+  };
+
+  /**
+   * Runs a route that takes an Idempotency-Key as the service does (its http/idempotency-key.ts):
+   * the first answer to a credential's key is kept and replayed, with Idempotent-Replayed: true, to
+   * the same request; the same key with another route or body answers 422, and one that comes while
+   * the first still runs 409. A 5xx or a 429 is not kept.
+   */
+  const keyed = async (
+    name: RouteName,
+    request: Request,
+    { credential, url, body }: { credential: string; url: string; body: unknown },
+    run: () => Promise<Answer>,
+  ): Promise<Answer> => {
+    const header = request.headers.get('idempotency-key');
+    const schema = headersOf(name);
+    if (schema !== undefined) parsed(schema, { 'idempotency-key': header ?? undefined }, 'headers');
+    if (header === null) return run();
+    const key = `${credential}\0${header}`;
+    const claim = idempotencyKeys.claim(key, `${request.method}\0${url}\0${stringifyExactJson(body ?? null)}`);
+    if (claim.outcome === 'running') {
+      const message = 'A request with this Idempotency-Key is still running; retry it in a moment.';
+      return errorAnswer(409, message, { 'retry-after': '1' });
+    }
+    if (claim.outcome === 'mismatch') {
+      const message =
+        'The Idempotency-Key was sent before with another request (route or body); send a new key with a new request.';
+      return errorAnswer(422, message);
+    }
+    if (claim.outcome === 'done') return { ...claim.answer, headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } };
+    let answer: Answer;
+    try {
+      answer = await run();
+    } catch (error) {
+      if (!(error instanceof Refusal)) {
+        idempotencyKeys.release(key);
+        throw error;
+      }
+      answer = errorAnswer(error.status, error.message, error.headers);
+    }
+    if (answer.status >= 500 || answer.status === 429) idempotencyKeys.release(key);
+    else idempotencyKeys.finish(key, { status: answer.status, body: answer.body });
+    return answer;
   };
 
   const handle = async (request: Request, { basePath = '' }: { basePath?: string } = {}): Promise<Response> => {
@@ -513,6 +572,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     endpoints.clear();
     deliveries = [];
     testBudgets.clear();
+    idempotencyKeys.clear();
     faults.clear();
     seed(options.plants ?? []);
   };
