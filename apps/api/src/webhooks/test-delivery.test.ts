@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { verifyPlantWebhookEvent } from '@org/plant-client/webhooks';
 import { WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
@@ -7,6 +8,7 @@ import { expectError } from '../testing/expect-error.ts';
 import { startTestServer, type TestAppOptions } from '../testing/test-server.ts';
 import { callApi, listDeliveries, registerEndpoint } from '../testing/webhook-service.ts';
 import type { HostAddress } from './host-resolver.ts';
+import { secretBox } from './secret-box.ts';
 import { createWebhookTester } from './webhook-tester.ts';
 
 const defer = deferCleanups();
@@ -81,6 +83,27 @@ describe('POST /webhooks/{id}/test', () => {
       timestamp: expect.any(String),
       data: { id: 0, plant: { id: 0, name: 'Plant Store test event', tag: 'webhook-test' } },
     });
+  });
+
+  it('signs with the new and the previous secret during a rotation’s grace, secrets sealed at rest', async () => {
+    const base = await start({ webhookSecrets: secretBox(randomBytes(32)) });
+    const receiver = await deferredReceiver(defer);
+    const endpoint = await registerEndpoint(base, receiver.url);
+    const rotated = await callApi(base, `/webhooks/${endpoint.id}/rotate-secret`, {
+      method: 'POST',
+      headers: { 'content-type': '' },
+    });
+    const { secret } = (await rotated.json()) as { secret: string };
+
+    expect(await testResult(await sendTest(base, endpoint.id))).toMatchObject({ delivered: true });
+
+    const [received] = await receiver.waitFor(1);
+    expect(String(received?.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const key of [secret, endpoint.secret]) {
+      expect(verifyPlantWebhookEvent(key, received?.body ?? '', received?.headers ?? {})).toMatchObject({
+        type: 'newPlant',
+      });
+    }
   });
 
   it('reports a receiver that answers 500 as not delivered, with its status', async () => {
