@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { SignedDelivery } from '@org/plant-client/testing';
 import type { WebhookTestAnswer } from '@org/plant-contract';
 import { type AppOptions, createApp } from '../app.ts';
-import { staticTokens } from '../auth/authenticator.ts';
+import { type Authenticator, staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import type { Clock } from '../clock.ts';
 import { answerClientErrors } from '../http/client-errors.ts';
@@ -16,6 +16,9 @@ import { fakeStoreView, serveFake } from './fake-server.ts';
 import type { TestDatabase } from './postgres-server.ts';
 
 export const TEST_TOKEN = 'test-token-0123456789abcdef';
+/** A token with scopes, as a JWT has them (the fake's `{ token, scopes }`): for the answers of a missing scope. */
+export const SCOPED_TEST_TOKEN = 'test-token-scoped-0123456789';
+export const SCOPED_TEST_TOKEN_SCOPES = ['plants:write', 'webhooks:read'] as const;
 
 export type TestServer = {
   url: string;
@@ -67,6 +70,13 @@ const openStore = async (dataDir: string, clock?: Clock): Promise<{ store: Plant
   };
 };
 
+const staticTestToken = staticTokens([hashToken(TEST_TOKEN)]);
+/** TEST_TOKEN, static, and SCOPED_TEST_TOKEN with its scopes. */
+const testTokens: Authenticator = async (token) =>
+  token === SCOPED_TEST_TOKEN
+    ? { key: 'token:scoped', scopes: new Set(SCOPED_TEST_TOKEN_SCOPES) }
+    : staticTestToken(token);
+
 /** Closes `server` and its connections, then runs `after`; a second call does nothing. */
 const stopOnce = (server: Server, after: () => Promise<void> = async () => {}) => {
   let stopped = false;
@@ -95,7 +105,7 @@ const postTestDelivery = async ({ url, method, headers, body }: SignedDelivery):
 const startFakeServer = async (dataDir: string, options: TestAppOptions): Promise<TestServer> => {
   const { createPlantStoreFake } = await import('@org/plant-client/testing');
   const fake = createPlantStoreFake({
-    tokens: [TEST_TOKEN],
+    tokens: [TEST_TOKEN, { token: SCOPED_TEST_TOKEN, scopes: SCOPED_TEST_TOKEN_SCOPES }],
     ...(options.bodyLimit !== undefined && { bodyLimit: options.bodyLimit }),
     ...(options.allowPrivateWebhooks !== undefined && { allowPrivateWebhooks: options.allowPrivateWebhooks }),
     ...(options.webhookRotationGraceMs !== undefined && { rotationGraceMs: options.webhookRotationGraceMs }),
@@ -125,7 +135,7 @@ export const startTestServer = async (
 ): Promise<TestServer> => {
   if (ON_FAKE) return startFakeServer(dataDir, options);
   const { store, drop } = await openStore(dataDir, storeClock);
-  const app = createApp({ ...options, store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) });
+  const app = createApp({ ...options, store, authenticate: testTokens });
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createServer(app)
       .listen(0, '127.0.0.1', () => resolve(listening))

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { expectError } from '../testing/expect-error.ts';
-import { startTestServer, type TestAppOptions } from '../testing/test-server.ts';
+import { SCOPED_TEST_TOKEN, startTestServer, type TestAppOptions } from '../testing/test-server.ts';
 import { callApi, listDeliveries, registerEndpoint } from '../testing/webhook-service.ts';
 import type { HostAddress } from './host-resolver.ts';
 import { secretBox } from './secret-box.ts';
@@ -177,6 +177,21 @@ describe('POST /webhooks/{id}/test', () => {
   it('answers 404 with the Error body for an unknown endpoint', async () => {
     const base = await start();
     await expectError(await sendTest(base, 'ep_unknown'), 404, /ep_unknown/);
+  });
+
+  it('answers 403 with the Bearer challenge to a token without webhooks:write, and sends nothing', async () => {
+    const base = await start();
+    const receiver = await deferredReceiver(defer);
+    const endpoint = await registerEndpoint(base, receiver.url);
+    const refused = await callApi(
+      base,
+      `/webhooks/${endpoint.id}/test`,
+      { method: 'POST', body: '{}' },
+      SCOPED_TEST_TOKEN,
+    );
+    expect(refused.headers.get('www-authenticate')).toContain('scope="webhooks:write"');
+    await expectError(refused, 403, /webhooks:write/);
+    expect(receiver.received).toHaveLength(0);
   });
 
   it('answers 400 naming the field for an unknown event type or a body that is not an object', async () => {
