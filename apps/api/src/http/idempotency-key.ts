@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS, IDEMPOTENT_REPLAYED_HEADER } from '@org/plant-contract';
+import {
+  IDEMPOTENCY_KEY_MAX,
+  IDEMPOTENCY_KEY_TTL_MS,
+  IDEMPOTENT_REPLAYED_HEADER,
+  stringifyExactJson,
+} from '@org/plant-contract';
 import type { RequestHandler } from 'express';
 import { clientKey } from '../auth/bearer-auth.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
@@ -40,7 +45,8 @@ export const idempotencyKey =
       return;
     }
     const key = digest(clientKey(req, res), header);
-    const fingerprint = digest(req.method, req.originalUrl, JSON.stringify(req.body ?? null));
+    // Exact JSON: a body with an integer beyond 2^53 holds a bigint, which JSON.stringify refuses.
+    const fingerprint = digest(req.method, req.originalUrl, stringifyExactJson(req.body ?? null));
     const at = now();
     store
       .claimIdempotencyKey({
