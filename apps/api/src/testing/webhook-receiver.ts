@@ -16,6 +16,8 @@ export type WebhookReceiver = {
   received: ReceivedWebhook[];
   /** The most requests that were open at once. */
   mostAtOnce(): number;
+  /** TCP connections accepted so far. */
+  connections(): number;
   /** How the next requests are answered; 200 by default. */
   answer: (next: Answer | ((request: ReceivedWebhook, index: number) => Answer)) => void;
   /** Answers the requests held so far with `status` (200 by default). */
@@ -43,6 +45,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
   let down = false;
   let open = 0;
   let most = 0;
+  let connections = 0;
 
   const server: Server = createServer((req, res) => {
     most = Math.max(most, ++open);
@@ -70,6 +73,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
     });
   });
   server.on('connection', (socket: Socket) => {
+    connections += 1;
     if (down) socket.resetAndDestroy();
   });
   await new Promise<void>((resolve, reject) => {
@@ -82,6 +86,7 @@ export const startWebhookReceiver = async (): Promise<WebhookReceiver> => {
     port,
     received,
     mostAtOnce: () => most,
+    connections: () => connections,
     answer: (next) => {
       decide = typeof next === 'function' ? next : () => next;
     },

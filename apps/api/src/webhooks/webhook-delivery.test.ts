@@ -324,6 +324,22 @@ describe('webhook delivery over HTTP', () => {
     hook.release(204);
   });
 
+  it('keeps connections to an endpoint alive: one per attempt in flight, not one per delivery', async () => {
+    const { base } = await startService();
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    // One at a time, each recorded (its answer read) before the next is created: one connection
+    // serves them all.
+    for (let id = 1n; id <= 20n; id++) {
+      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+      await until(
+        () => deliveries(base, endpoint.id),
+        (listed) => listed.filter(({ status }) => status === 'delivered').length === Number(id),
+      );
+    }
+    expect(hook.connections()).toBe(1);
+  });
+
   it("sends an endpoint nothing more until its receiver's Retry-After has passed", async () => {
     const clock = manualClock();
     const { base, store } = await startService({ retryDelaysMs: [1_000, 1_000], clock });
