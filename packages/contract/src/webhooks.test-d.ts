@@ -8,6 +8,7 @@ expectTypeOf<NewWebhookEndpoint>().toEqualTypeOf<{
   description?: string | undefined;
   eventTypes?: ('newPlant' | 'plantDeleted')[] | undefined;
   payloadFormat?: 'plain' | 'standard' | undefined;
+  rateLimit?: number | undefined;
 }>();
 // Optional in answers: an older service answered neither.
 expectTypeOf<WebhookEndpoint['eventTypes']>().toEqualTypeOf<('newPlant' | 'plantDeleted')[] | undefined>();
@@ -39,14 +40,17 @@ expectTypeOf<ClientInferRequest<typeof contract.listWebhookDeliveries>['query']>
   limit?: string | undefined;
 }>();
 
-// PATCH takes any of url, description (null removes it), enabled, eventTypes and payloadFormat, and answers the endpoint.
+// PATCH takes any of url, description (null removes it), enabled, eventTypes, payloadFormat and
+// rateLimit (null removes it), and answers the endpoint.
 expectTypeOf<ClientInferRequest<typeof contract.updateWebhook>['body']>().toEqualTypeOf<{
   url?: string | undefined;
   description?: string | null | undefined;
   enabled?: boolean | undefined;
   eventTypes?: ('newPlant' | 'plantDeleted')[] | undefined;
   payloadFormat?: 'plain' | 'standard' | undefined;
+  rateLimit?: number | null | undefined;
 }>();
+expectTypeOf<WebhookEndpoint['rateLimit']>().toEqualTypeOf<number | undefined>();
 expectTypeOf<
   Extract<ServerInferResponses<typeof contract.updateWebhook>, { status: 200 }>['body']
 >().toEqualTypeOf<WebhookEndpoint>();

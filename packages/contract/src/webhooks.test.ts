@@ -14,6 +14,8 @@ type Parsed = { success: boolean; error?: { issues: { path: (string | number)[];
 /** Each issue as the API words it: the field, then the schema's message. */
 const issuesOf = (result: Parsed) => result.error?.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
 
+const RATE_LIMIT_REFUSED = 'rateLimit must be a whole number from 1 to 1000';
+
 describe('webhook request bodies', () => {
   it.each([
     [NewWebhookEndpoint, 'a list', [' must be a JSON object']],
@@ -55,8 +57,16 @@ describe('webhook request bodies', () => {
     [
       WebhookEndpointChanges,
       {},
-      [' must have at least one of url, description, enabled, eventTypes and payloadFormat'],
+      [' must have at least one of url, description, enabled, eventTypes, payloadFormat and rateLimit'],
     ],
+    [NewWebhookEndpoint, { url: 'https://hooks.example.com', rateLimit: 0 }, [RATE_LIMIT_REFUSED]],
+    [NewWebhookEndpoint, { url: 'https://hooks.example.com', rateLimit: 1.5 }, [RATE_LIMIT_REFUSED]],
+    [NewWebhookEndpoint, { url: 'https://hooks.example.com', rateLimit: 1001 }, [RATE_LIMIT_REFUSED]],
+    [NewWebhookEndpoint, { url: 'https://hooks.example.com', rateLimit: '5' }, [RATE_LIMIT_REFUSED]],
+    [NewWebhookEndpoint, { url: 'https://hooks.example.com', rateLimit: null }, [RATE_LIMIT_REFUSED]],
+    [WebhookEndpointChanges, { rateLimit: 0 }, [RATE_LIMIT_REFUSED]],
+    [WebhookEndpointChanges, { rateLimit: 2.5 }, [RATE_LIMIT_REFUSED]],
+    [WebhookEndpointChanges, { rateLimit: 1001 }, [RATE_LIMIT_REFUSED]],
     [WebhookEndpointChanges, { payloadFormat: 'json' }, ['payloadFormat must be plain or standard']],
     [WebhookEndpointChanges, { eventTypes: [] }, ['eventTypes must list at least one event type']],
     [WebhookEndpointChanges, { enabled: 'yes' }, ['enabled must be true or false']],
@@ -71,6 +81,9 @@ describe('webhook request bodies', () => {
     [WebhookEndpointChanges, { url: 'https://hooks.example.com/b' }],
     [WebhookEndpointChanges, { description: null }],
     [WebhookEndpointChanges, { enabled: false }],
+    [WebhookEndpointChanges, { rateLimit: 1000 }],
+    [WebhookEndpointChanges, { rateLimit: null }],
+    [NewWebhookEndpoint, { url: 'https://hooks.example.com', rateLimit: 1 }],
     [RecoverWebhookDeliveries, { since: '2026-11-24T10:00:00+01:00' }],
   ])('%#: accepts a body with one change, or a time with an offset', (schema, body) => {
     expect(schema.safeParse(body).success).toBe(true);

@@ -9,6 +9,9 @@ export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
 /** Most endpoints registered at once: each is a row written with every plant created. */
 export const WEBHOOK_ENDPOINTS_MAX = 100;
 
+/** The largest per-endpoint rate limit, in deliveries per second. */
+export const WEBHOOK_RATE_LIMIT_MAX = 1000;
+
 /** Page size of GET /webhooks/{id}/deliveries when `limit` is not given, and the largest accepted. */
 export const DELIVERIES_LIMIT_DEFAULT = 50;
 export const DELIVERIES_LIMIT_MAX = 1000;
@@ -74,6 +77,18 @@ export const WebhookPayloadFormat = z
   );
 export type WebhookPayloadFormat = z.infer<typeof WebhookPayloadFormat>;
 
+const rateLimitMessage = `must be a whole number from 1 to ${WEBHOOK_RATE_LIMIT_MAX}`;
+
+/** Deliveries per second at most to an endpoint. */
+const rateLimit = z
+  .number({ invalid_type_error: rateLimitMessage })
+  .int(rateLimitMessage)
+  .min(1, rateLimitMessage)
+  .max(WEBHOOK_RATE_LIMIT_MAX, rateLimitMessage)
+  .describe(
+    `The most deliveries per second this endpoint receives, 1 to ${WEBHOOK_RATE_LIMIT_MAX}, whichever replica or delivery process sends them: over any span of t seconds at most rateLimit × (t + 1) (a burst of one second's worth, then the rate). Retries count. Deliveries beyond it wait, in order, and none is dropped. No limit when absent: deliveries go as fast as the receiver answers`,
+  );
+
 /** The body of the plantDeleted webhook: the id of the deleted plant and the plant as it was. */
 export const PlantDeleted = z.object({
   id: Int64.describe('Identification number of the deleted plant'),
@@ -87,6 +102,7 @@ export const NewWebhookEndpoint = z.object(
     ...endpointShape,
     eventTypes: eventTypes.optional().describe(`${eventTypes.description}; newPlant alone when left out`),
     payloadFormat: WebhookPayloadFormat.optional().describe(`${WebhookPayloadFormat.description}; plain when left out`),
+    rateLimit: rateLimit.optional(),
   },
   objectMessages,
 );
@@ -100,6 +116,7 @@ export const WebhookEndpoint = z.object({
   // neither (meaning newPlant, plain); this service always answers both.
   eventTypes: eventTypes.optional(),
   payloadFormat: WebhookPayloadFormat.optional(),
+  rateLimit: rateLimit.optional(),
   enabled: z
     .boolean()
     .describe(
@@ -121,6 +138,8 @@ export type StoredWebhookEndpoint = {
   /** The event types it receives. */
   eventTypes: WebhookEventType[];
   payloadFormat: WebhookPayloadFormat;
+  /** Deliveries per second at most; no limit when absent. */
+  rateLimit?: number;
   enabled: boolean;
   /** Why it is disabled; only while it is. */
   disabledReason?: string;
@@ -134,6 +153,7 @@ export const toWebhookEndpoint = ({
   description,
   eventTypes,
   payloadFormat,
+  rateLimit,
   enabled,
   disabledReason,
   createdAt,
@@ -143,6 +163,7 @@ export const toWebhookEndpoint = ({
   ...(description !== undefined && { description }),
   eventTypes: [...eventTypes],
   payloadFormat,
+  ...(rateLimit !== undefined && { rateLimit }),
   enabled,
   ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
@@ -172,6 +193,12 @@ export const WebhookEndpointChanges = z
         ),
       eventTypes: eventTypes.optional(),
       payloadFormat: WebhookPayloadFormat.optional(),
+      rateLimit: rateLimit
+        .nullable()
+        .optional()
+        .describe(
+          `${rateLimit.description}. A change applies from the next deliveries claimed; null removes the limit`,
+        ),
     },
     objectMessages,
   )
@@ -181,8 +208,9 @@ export const WebhookEndpointChanges = z
       changes.description !== undefined ||
       changes.enabled !== undefined ||
       changes.eventTypes !== undefined ||
-      changes.payloadFormat !== undefined,
-    'must have at least one of url, description, enabled, eventTypes and payloadFormat',
+      changes.payloadFormat !== undefined ||
+      changes.rateLimit !== undefined,
+    'must have at least one of url, description, enabled, eventTypes, payloadFormat and rateLimit',
   );
 export type WebhookEndpointChanges = z.infer<typeof WebhookEndpointChanges>;
 
