@@ -24,7 +24,7 @@ export const DELETE_BATCH = 250;
 
 /** The columns an endpoint is read with (see EndpointRow). */
 export const ENDPOINT_COLUMNS =
-  'id, url, description, event_types, payload_format, enabled, disabled_reason, created_at';
+  'id, url, description, event_types, payload_format, rate_limit, enabled, disabled_reason, created_at';
 
 /** The event types an endpoint receives, as stored: comma-separated. */
 export const storedEventTypes = (types: readonly WebhookEventType[]): string => types.join(',');
@@ -40,6 +40,7 @@ export type EndpointRow = {
   description: string | null;
   event_types: string;
   payload_format: string;
+  rate_limit: number | bigint | null;
   enabled: boolean | number | bigint;
   disabled_reason: string | null;
   created_at: StoredTime;
@@ -60,7 +61,12 @@ export type DeliveryRow = {
 
 /** The endpoint a registration stored, as both stores answer it: enabled, stamped `createdAt`. */
 export const registeredEndpoint = (
-  { id, url, description }: { id: string; url: string; description?: string | undefined },
+  {
+    id,
+    url,
+    description,
+    rateLimit,
+  }: { id: string; url: string; description?: string | undefined; rateLimit?: number | undefined },
   eventTypes: WebhookEventType[],
   payloadFormat: PayloadFormat,
   createdAt: Date,
@@ -70,6 +76,7 @@ export const registeredEndpoint = (
   ...(description !== undefined && { description }),
   eventTypes,
   payloadFormat,
+  ...(rateLimit !== undefined && { rateLimit }),
   enabled: true,
   createdAt,
 });
@@ -80,6 +87,7 @@ export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   ...(row.description !== null && { description: row.description }),
   eventTypes: row.event_types.split(',') as WebhookEventType[],
   payloadFormat: row.payload_format as PayloadFormat,
+  ...(row.rate_limit !== null && { rateLimit: Number(row.rate_limit) }),
   enabled: Number(row.enabled) === 1,
   ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: toDate(row.created_at),

@@ -56,6 +56,8 @@ export type EndpointChanges = {
   /** Applies to the events announced after the change. */
   eventTypes?: WebhookEventType[];
   payloadFormat?: PayloadFormat;
+  /** Deliveries per second at most; null removes the limit. Applies from the next claim. */
+  rateLimit?: number | null;
 };
 
 export type UpdateEndpointOutcome =
@@ -143,6 +145,12 @@ export type ClaimOptions = {
    * claiming loop's room under the endpoint's window, less what it has in flight there.
    */
   room: ReadonlyMap<string, number>;
+  /**
+   * Called after a claim that left a rate-limited endpoint short of room (see rate-limit.ts), with
+   * how long until the earliest such endpoint has room for a batch again: the claiming loop comes
+   * back then rather than at its next poll, so that a backlog drains at about the rate.
+   */
+  onRateLimited?: (roomInMs: number) => void;
 };
 
 export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefined };
@@ -206,7 +214,8 @@ export interface WebhookStore {
   /**
    * Leases pending deliveries of enabled endpoints that are due and not leased (or whose lease ran
    * out), taking turns across endpoints: each endpoint's oldest due first, then each one's second,
-   * and so on, never more than its room (`room`, else `perEndpoint`). A lease moves the delivery's next
+   * and so on, never more than its room (`room`, else `perEndpoint`) nor, for an endpoint with a
+   * rate limit, than its limit lets through now, however many loops and processes claim. A lease moves the delivery's next
    * attempt to the lease's end, so leased deliveries cost later claims nothing.
    */
   claimDue(options: ClaimOptions): Promise<ClaimedDelivery[]>;

@@ -681,6 +681,69 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await claim(10, 60_000, 10)).toStrictEqual([]);
     });
 
+    describe('rate limits', () => {
+      /** Claims of every endpoint, counted by endpoint, and what the claim reported of rate-limited ones. */
+      const claimCounting = async () => {
+        const reported: number[] = [];
+        const claimed = await store().webhooks.claimDue({
+          limit: 100,
+          leaseMs: HELD_MS,
+          perEndpoint: 100,
+          room: new Map(),
+          onRateLimited: (roomInMs) => reported.push(roomInMs),
+        });
+        const counts = new Map<string, number>();
+        for (const { endpointId } of claimed) counts.set(endpointId, (counts.get(endpointId) ?? 0) + 1);
+        return { counts, reported };
+      };
+
+      // The stores keep time (PostgreSQL's now()): the bounds hold however slow the machine, since
+      // the span measured here contains every claim.
+      it('holds an endpoint to a burst of one second of its rate, then the rate; others are not held', async () => {
+        const limited = await register(newEndpoint({ rateLimit: 3 }));
+        expect(limited.rateLimit).toBe(3);
+        expect(await store().webhooks.getEndpoint(limited.id)).toStrictEqual(limited);
+        const free = await register();
+        for (let id = 60n; id < 72n; id++) await store().create({ id, name: `Plant ${id}` });
+        const started = Date.now();
+        const first = await claimCounting();
+        // A burst of one second's worth, and every due delivery of the endpoint without a limit.
+        expect(first.counts.get(limited.id)).toBe(3);
+        expect(first.counts.get(free.id)).toBe(12);
+        // Room for the next delivery (a tenth of a second's worth, at least one) within a third of a second.
+        expect(first.reported).toHaveLength(1);
+        expect(first.reported[0]).toBeGreaterThan(0);
+        expect(first.reported[0]).toBeLessThanOrEqual(1000 / 3);
+        let total = 3;
+        for (let round = 0; round < 5; round++) total += (await claimCounting()).counts.get(limited.id) ?? 0;
+        const seconds = (Date.now() - started) / 1000;
+        expect(total).toBeLessThanOrEqual(3 + 3 * seconds);
+      });
+
+      it('applies a changed limit at the next claim, and none once it is removed with null', async () => {
+        const endpoint = await register(newEndpoint({ rateLimit: 2 }));
+        for (let id = 80n; id < 90n; id++) await store().create({ id, name: `Plant ${id}` });
+        expect((await claimCounting()).counts.get(endpoint.id)).toBe(2);
+        expect(await store().webhooks.updateEndpoint(endpoint.id, { rateLimit: 4 })).toStrictEqual({
+          outcome: 'updated',
+          endpoint: { ...endpoint, rateLimit: 4 },
+        });
+        // The 2 sent count at the new rate: half the burst is spent, the other half goes at once.
+        const second = (await claimCounting()).counts.get(endpoint.id) ?? 0;
+        expect(second).toBeGreaterThanOrEqual(2);
+        const { rateLimit: _removed, ...unlimited } = endpoint;
+        expect(await store().webhooks.updateEndpoint(endpoint.id, { rateLimit: null })).toStrictEqual({
+          outcome: 'updated',
+          endpoint: unlimited,
+        });
+        expect(await claimCounting()).toStrictEqual({
+          counts: new Map([[endpoint.id, 10 - 2 - second]]),
+          reported: [],
+        });
+        expect(await claimCounting()).toStrictEqual({ counts: new Map(), reported: [] });
+      });
+    });
+
     it('deletes deliveries finished before a time, delivered or failed, in batches; pending ones stay', async () => {
       const endpoint = await register();
       for (let id = 40n; id < 44n; id++) await store().create({ id, name: `Plant ${id}` });

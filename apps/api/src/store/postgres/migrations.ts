@@ -105,6 +105,10 @@ export const postgresMigrations: readonly string[] = [
    ALTER TABLE webhook_endpoints ADD COLUMN payload_format text NOT NULL DEFAULT 'plain';
    CREATE INDEX webhook_endpoints_deletions ON webhook_endpoints (id)
      WHERE enabled AND ',' || event_types || ',' LIKE '%,plantDeleted,%'`,
+  // Rate limits: see the same migration in sqlite/migrations.ts. Claims lock the rows of the
+  // rate-limited endpoints to advance rate_tat, so that replicas claiming at once share the limit.
+  `ALTER TABLE webhook_endpoints ADD COLUMN rate_limit integer;
+   ALTER TABLE webhook_endpoints ADD COLUMN rate_tat timestamptz`,
 ];
 
 /**

@@ -295,6 +295,25 @@ describeWithPostgres('PostgresPlantStore', () => {
     }
   });
 
+  it('holds a rate-limited endpoint to its limit across stores that claim at once, as replicas do', async () => {
+    const { url } = await database();
+    const [first, second] = [await openStore(url), await openStore(url)];
+    const endpoint = { id: 'ep_rated', url: 'https://hooks.example.com/rated', secret: 'whsec_a', rateLimit: 5 };
+    await first.webhooks.createEndpoint(endpoint, 100);
+    await Promise.all(Array.from({ length: 60 }, (_, index) => first.create({ id: BigInt(index + 1), name: 'Rated' })));
+    const claim = (store: PostgresPlantStore) =>
+      store.webhooks.claimDue({ limit: 100, leaseMs: 600_000, perEndpoint: 100, room: new Map() });
+    const started = Date.now();
+    let total = 0;
+    for (let round = 0; round < 10; round++)
+      for (const claimed of await Promise.all([claim(first), claim(second), claim(first), claim(second)]))
+        total += claimed.length;
+    const seconds = (Date.now() - started) / 1000;
+    // Each claim read and advanced the endpoint's TAT alone: a burst of 5 in all, then 5 a second.
+    expect(total).toBeGreaterThanOrEqual(5);
+    expect(total).toBeLessThanOrEqual(5 + 5 * seconds);
+  });
+
   it('answers a batch that mixes new, replayed and conflicting plants, each by its own row', async () => {
     const store = await openStore((await database()).url);
     const stored = Array.from({ length: 4 }, (_, index) => ({ id: BigInt(index + 1), name: `Stored ${index + 1}` }));

@@ -53,6 +53,8 @@ type ClaimedRow = {
   traceparent: string | null;
   type: WebhookEventType;
   payload_format: PayloadFormat;
+  /** Only in the row that reports a rate-limited endpoint left short of room (every other column null). */
+  room_ms: number | null;
 };
 
 /** unique_violation: here, the unique URL index. */
@@ -62,8 +64,9 @@ const sql = {
   // The count races with a concurrent registration: the cap may be passed by as many as register at once.
   // An endpoint that has the URL already: nothing is inserted (the unique index, which also settles
   // two replicas registering the same URL at once).
-  createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, event_types, payload_format, created_at)
-                   SELECT $1, $2, $3, $4, $6, $7, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
+  createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, event_types, payload_format, rate_limit,
+                                                  created_at)
+                   SELECT $1, $2, $3, $4, $6, $7, $8, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
                    ON CONFLICT DO NOTHING
                    RETURNING created_at`,
   urlHolder: 'SELECT id FROM webhook_endpoints WHERE url = $1 AND NOT duplicate_url',
@@ -77,6 +80,12 @@ const sql = {
                      enabled = coalesce($5, enabled),
                      event_types = coalesce($6, event_types),
                      payload_format = coalesce($7, payload_format),
+                     rate_limit = CASE WHEN $8::boolean THEN $9::int ELSE rate_limit END,
+                     -- What was sent within the burst counts at the new rate, at most a burst (rescaledTat in rate-limit.ts).
+                     rate_tat = CASE
+                       WHEN NOT $8::boolean THEN rate_tat
+                       WHEN $9::int IS NULL OR rate_limit IS NULL OR rate_tat IS NULL OR rate_tat <= now() THEN NULL
+                       ELSE now() + least(interval '1 second', (rate_tat - now()) * (rate_limit::float8 / $9::int)) END,
                      disabled_reason = CASE
                        WHEN $5::boolean THEN NULL
                        WHEN NOT $5::boolean AND enabled THEN '${DISABLED_BY_REQUEST}'
@@ -122,9 +131,25 @@ const sql = {
   // longer due (the lease moved next_attempt_at to its end), and READ COMMITTED re-checks that
   // condition on the newest version of a row it locks. A replica that dies holding a lease holds
   // nothing once the lease ends: the delivery is due again and its peers take it over.
-  claimDue: `WITH room AS (
-               SELECT e.id, coalesce(b.n, $4::int) AS room
+  //
+  // Rate limits (store/rate-limit.ts, in SQL): the rows of the rate-limited endpoints are locked, so
+  // that the TAT read is the newest and advanced by this statement alone; one another replica's claim
+  // holds is skipped (room 0 this time: that claim takes its share), so claims never wait for each
+  // other, and endpoints without a limit lock nothing. The last row, with a null id, reports in how
+  // many ms the first rate-limited endpoint left short of room has room for a batch again (wakeBatch).
+  claimDue: `WITH limited AS (
+               SELECT id, rate_limit AS rate, greatest(coalesce(rate_tat, now()), now()) AS tat
+               FROM webhook_endpoints WHERE enabled AND rate_limit IS NOT NULL
+               FOR UPDATE SKIP LOCKED
+             ), room AS (
+               SELECT e.id, CASE
+                        WHEN e.rate_limit IS NULL THEN coalesce(b.n, $4::int)
+                        WHEN l.id IS NULL THEN 0
+                        ELSE least(coalesce(b.n, $4::int),
+                                   floor(extract(epoch FROM now() + interval '1 second' - l.tat) * l.rate + 1e-6)::int)
+                      END AS room
                FROM webhook_endpoints e LEFT JOIN unnest($5::text[], $6::int[]) AS b (id, n) ON b.id = e.id
+                 LEFT JOIN limited l ON l.id = e.id
                WHERE e.enabled
              ), due AS (
                SELECT d.seq, d.next_attempt_at,
@@ -144,11 +169,27 @@ const sql = {
                    next_attempt_at = now() + $2::float8 * interval '1 millisecond', lease_token = $3
                FROM chosen WHERE d.seq = chosen.seq
                RETURNING d.seq, d.endpoint_id, d.type, d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
+             ), rated AS (
+               SELECT l.id, l.rate, l.tat + count(c.seq) * (1000.0 / l.rate) * interval '1 millisecond' AS tat,
+                      count(c.seq) AS claimed
+               FROM limited l LEFT JOIN claimed c ON c.endpoint_id = l.id
+               GROUP BY l.id, l.rate, l.tat
+             ), advanced AS (
+               UPDATE webhook_endpoints e SET rate_tat = r.tat FROM rated r WHERE e.id = r.id AND r.claimed > 0
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
                     CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret,
-                    c.type, e.payload_format, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent
-             FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s`,
+                    c.type, e.payload_format, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent,
+                    NULL::float8 AS room_ms
+             FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s
+             UNION ALL
+             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                    extract(epoch FROM min(wake) - now())::float8 * 1000
+             FROM (SELECT r.tat + greatest(1, ceil(r.rate / 10.0)) * (1000.0 / r.rate) * interval '1 millisecond'
+                            - interval '1 second' AS wake
+                   FROM rated r) w
+             WHERE wake > now()
+             HAVING count(*) > 0`,
   // Many attempts in one statement, each only while its lease holds. An endpoint's failing streak
   // is written only when it starts or ends (a delivered attempt among the batch ends it), not at
   // every attempt: one row every replica would otherwise update all the time.
@@ -251,13 +292,35 @@ export class PostgresWebhookStore implements WebhookStore {
 
   createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome> {
     return this.#run(async () => {
-      const { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], payloadFormat = 'plain', secret } = endpoint;
-      const values = [id, url, description ?? null, secret, max, storedEventTypes(eventTypes), payloadFormat];
+      const {
+        id,
+        url,
+        description,
+        eventTypes = [...DEFAULT_EVENT_TYPES],
+        payloadFormat = 'plain',
+        rateLimit,
+        secret,
+      } = endpoint;
+      const values = [
+        id,
+        url,
+        description ?? null,
+        secret,
+        max,
+        storedEventTypes(eventTypes),
+        payloadFormat,
+        rateLimit ?? null,
+      ];
       const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
       if (rows[0]) {
         return {
           outcome: 'created',
-          endpoint: registeredEndpoint({ id, url, description }, eventTypes, payloadFormat, rows[0].created_at),
+          endpoint: registeredEndpoint(
+            { id, url, description, rateLimit },
+            eventTypes,
+            payloadFormat,
+            rows[0].created_at,
+          ),
         };
       }
       const holder = await this.#urlHolder(url);
@@ -267,7 +330,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   updateEndpoint(
     id: string,
-    { url, description, enabled, eventTypes, payloadFormat }: EndpointChanges,
+    { url, description, enabled, eventTypes, payloadFormat, rateLimit }: EndpointChanges,
   ): Promise<UpdateEndpointOutcome> {
     return this.#run(async () => {
       // The events announced before a change of types go out by the types they were announced under.
@@ -282,6 +345,8 @@ export class PostgresWebhookStore implements WebhookStore {
           enabled ?? null,
           types,
           payloadFormat ?? null,
+          rateLimit !== undefined,
+          rateLimit ?? null,
         ];
         const { rows } = await this.#pool.query<EndpointRow>(sql.updateEndpoint, values);
         return rows[0] ? { outcome: 'updated', endpoint: toEndpoint(rows[0]) } : { outcome: 'not-found' };
@@ -382,7 +447,7 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  claimDue({ limit, leaseMs, perEndpoint, room }: ClaimOptions): Promise<ClaimedDelivery[]> {
+  claimDue({ limit, leaseMs, perEndpoint, room, onRateLimited }: ClaimOptions): Promise<ClaimedDelivery[]> {
     return this.#run(async () => {
       // The fan-out and the claim are parsed and planned at every call, and the delivery loop
       // calls every 20 ms while the machine is busy, webhooks in use or not. After a claim that
@@ -403,6 +468,11 @@ export class PostgresWebhookStore implements WebhookStore {
         [...room.values()],
       ]);
       this.#idle = rows.length === 0;
+      const report = rows.findIndex((row) => row.room_ms !== null);
+      if (report !== -1) {
+        onRateLimited?.(rows[report]?.room_ms ?? 0);
+        rows.splice(report, 1);
+      }
       return rows.map((row) => {
         // The optional fields are set last, not spread into the literal: every property after a
         // spread is defined through a slow runtime call, once per delivery (as in sqlite-store.ts).

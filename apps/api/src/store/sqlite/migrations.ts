@@ -143,4 +143,8 @@ ${DELIVERY_COLUMNS},
    ALTER TABLE webhook_deliveries ADD COLUMN type TEXT NOT NULL DEFAULT 'newPlant';
    ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT 'newPlant';
    ALTER TABLE webhook_endpoints ADD COLUMN payload_format TEXT NOT NULL DEFAULT 'plain'`,
+  // Rate limits: rate_limit, deliveries per second at most (NULL: none); rate_tat, in Unix ms with
+  // fractions, the theoretical arrival time the claims advance (see store/rate-limit.ts).
+  `ALTER TABLE webhook_endpoints ADD COLUMN rate_limit INTEGER;
+   ALTER TABLE webhook_endpoints ADD COLUMN rate_tat REAL`,
 ];

@@ -246,6 +246,68 @@ describe('SqlitePlantStore', () => {
     expect(await store.webhooks.retryDelivery('ep_old', 'msg_00000000000000aa_3')).toBe(false);
   });
 
+  it('holds a rate-limited endpoint to rate × t + one second’s worth by its clock, draining at the rate, and follows a change', async () => {
+    const clock = manualClock();
+    const store = await openStore({ clock });
+    const rated = { id: 'ep_rated', url: 'https://hooks.example.com/rated', secret: 'whsec_a', rateLimit: 10 };
+    await store.webhooks.createEndpoint(rated, 100);
+    await store.webhooks.createEndpoint(
+      { id: 'ep_free', url: 'https://hooks.example.com/free', secret: 'whsec_b' },
+      100,
+    );
+    await Promise.all(
+      Array.from({ length: 100 }, (_, index) => store.create({ id: BigInt(index + 1), name: 'Rated' })),
+    );
+    const reported: number[] = [];
+    const claim = async () => {
+      const claimed = await store.webhooks.claimDue({
+        limit: 200,
+        leaseMs: 600_000,
+        perEndpoint: 200,
+        room: new Map(),
+        onRateLimited: (roomInMs) => reported.push(roomInMs),
+      });
+      return {
+        at: clock.now(),
+        rated: claimed.filter((delivery) => delivery.endpointId === 'ep_rated').length,
+        free: claimed.filter((delivery) => delivery.endpointId === 'ep_free').length,
+      };
+    };
+    const claims: { at: number; rated: number; free: number }[] = [];
+    for (let step = 0; step < 80; step++) {
+      claims.push(await claim());
+      await clock.advance(37);
+    }
+    // The endpoint without a limit: everything at once.
+    expect(claims.map((claimed) => claimed.free).filter((count) => count > 0)).toStrictEqual([100]);
+    // Over every span of claims, at most rate × t plus a burst of one second's worth (10).
+    for (const [from, start] of claims.entries())
+      for (const [to, end] of claims.entries()) {
+        if (to < from) continue;
+        const count = claims.slice(from, to + 1).reduce((sum, claimed) => sum + claimed.rated, 0);
+        expect(count).toBeLessThanOrEqual(10 * ((end.at - start.at) / 1000) + 10);
+      }
+    // And no fewer: the backlog drains at the rate, and a claim held back said when to come back.
+    const elapsed = (claims.at(-1) as { at: number }).at - (claims[0] as { at: number }).at;
+    const drained = claims.reduce((sum, claimed) => sum + claimed.rated, 0);
+    expect(drained).toBe(10 + Math.floor(elapsed / 100));
+    expect(reported.length).toBeGreaterThan(0);
+    for (const roomInMs of reported) expect(roomInMs).toBeLessThanOrEqual(100);
+
+    // Lowered to 1 a second: what went out in the last second counts, so the next is a second away.
+    await store.webhooks.updateEndpoint('ep_rated', { rateLimit: 1 });
+    reported.length = 0;
+    expect((await claim()).rated).toBe(0);
+    expect(reported).toStrictEqual([1000]);
+    await clock.advance(999);
+    expect((await claim()).rated).toBe(0);
+    await clock.advance(1);
+    expect((await claim()).rated).toBe(1);
+    // Removed: the rest at once.
+    await store.webhooks.updateEndpoint('ep_rated', { rateLimit: null });
+    expect((await claim()).rated).toBe(100 - drained - 1);
+  });
+
   it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
     const traced = await SqlitePlantStore.open(dataDir, { tracing: fixedTracing });
     await expectTraceparentKept(traced, openStore);

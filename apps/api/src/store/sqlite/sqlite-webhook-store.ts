@@ -10,22 +10,23 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
   const { call } = batches;
   const store: WebhookStore = {
     createEndpoint: (
-      { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], payloadFormat = 'plain', secret },
+      { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], payloadFormat = 'plain', rateLimit, secret },
       max,
     ) =>
       batches.submit(
         'createEndpoint',
         undefined,
-        { id, url, description, eventTypes, payloadFormat },
+        { id, url, description, eventTypes, payloadFormat, rateLimit },
         id,
         url,
         description ?? null,
         storedEventTypes(eventTypes),
         payloadFormat,
+        rateLimit ?? null,
         secret,
         max,
       ),
-    updateEndpoint: (id, { url, description, enabled, eventTypes, payloadFormat }) =>
+    updateEndpoint: (id, { url, description, enabled, eventTypes, payloadFormat, rateLimit }) =>
       call(
         'updateEndpoint',
         id,
@@ -35,6 +36,9 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         enabled === undefined ? null : Number(enabled),
         eventTypes === undefined ? null : storedEventTypes(eventTypes),
         payloadFormat ?? null,
+        rateLimit === undefined ? 0 : 1,
+        rateLimit ?? null,
+        clock.now(),
       ),
     rotateSecret: (id, secret, previousUntil) => call('rotateSecret', id, secret, previousUntil.getTime()),
     requeueFailed: (endpointId, since, limit) => call('requeueFailed', endpointId, since.getTime(), limit, clock.now()),
@@ -59,13 +63,13 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
       while (last !== null);
       return batches.submitLarge(limit * DELIVERY_ROW_BYTES, 'listDeliveries', undefined, undefined, endpointId, limit);
     },
-    claimDue: ({ limit, leaseMs, perEndpoint, room }) => {
+    claimDue: ({ limit, leaseMs, perEndpoint, room, onRateLimited }) => {
       const token = randomUUID();
       const now = clock.now();
       return batches.submit(
         'claimDue',
         undefined,
-        token,
+        { token, onRateLimited },
         now,
         limit,
         now + leaseMs,

@@ -4,6 +4,7 @@
  * thread imports this module: it stays free of the contract and of the store's side.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { advancedTat, rateRoom, rescaledTat, roomInMs } from '../rate-limit.ts';
 import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
 import {
   ENDPOINT_COLUMNS,
@@ -174,8 +175,8 @@ export const webhookStatements = (db: DatabaseSync) => {
     ),
     // An endpoint that has the URL already: nothing is inserted (the unique index).
     createEndpoint: prepare(
-      `INSERT INTO webhook_endpoints (id, url, description, event_types, payload_format, secret, created_at)
-       SELECT ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
+      `INSERT INTO webhook_endpoints (id, url, description, event_types, payload_format, rate_limit, secret, created_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
        ON CONFLICT DO NOTHING`,
     ),
     urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE url = ? AND duplicate_url = 0'),
@@ -190,6 +191,8 @@ export const webhookStatements = (db: DatabaseSync) => {
          enabled = coalesce(:enabled, enabled),
          event_types = coalesce(:eventTypes, event_types),
          payload_format = coalesce(:payloadFormat, payload_format),
+         rate_limit = CASE WHEN :setRate = 1 THEN :rateLimit ELSE rate_limit END,
+         rate_tat = CASE WHEN :setRate = 1 THEN :rateTat ELSE rate_tat END,
          disabled_reason = CASE
            WHEN :enabled = 1 THEN NULL
            WHEN :enabled = 0 AND enabled = 1 THEN :disabledReason
@@ -234,7 +237,9 @@ export const webhookStatements = (db: DatabaseSync) => {
        FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ? + 0`,
       true,
     ),
-    claimEndpoints: prepare('SELECT id FROM webhook_endpoints WHERE enabled = 1'),
+    rateOf: prepare('SELECT rate_limit, rate_tat FROM webhook_endpoints WHERE id = ?'),
+    claimEndpoints: prepare('SELECT id, rate_limit, rate_tat FROM webhook_endpoints WHERE enabled = 1'),
+    advanceRate: prepare('UPDATE webhook_endpoints SET rate_tat = ? WHERE id = ?'),
     dueOf: prepare(
       `SELECT seq, next_attempt_at AS due FROM webhook_deliveries
        WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
@@ -315,27 +320,50 @@ export const webhookStatements = (db: DatabaseSync) => {
 /** A claim's arguments: the time, the most to claim, the lease's end and token, the rooms (see claimDue). */
 type Claim = [now: number, limit: number, until: number, token: string, perEndpoint: number, room: (string | number)[]];
 
+type ClaimEndpoint = { id: string; rate_limit: number | null; rate_tat: number | null };
+
+/** A rate-limited endpoint during a claim: its limit, its TAT before the claim, what the claim took. */
+type Limited = { rate: number; tat: number | null; claimed: number };
+
 /**
  * Leases up to `limit` due deliveries, taking turns across the enabled endpoints: every
- * endpoint's oldest due delivery before any endpoint's second, each within its room.
+ * endpoint's oldest due delivery before any endpoint's second, each within its room and its rate
+ * limit (whose TAT it advances in the same transaction) → the leased seqs, and in how many ms the
+ * first rate-limited endpoint it left short of room has room again (null when none).
  */
 const claimFairly = (
   { webhooks }: Thread,
   ...[now, limit, until, token, perEndpoint, room]: Claim
-): { seq: bigint }[] => {
+): [chosen: { seq: bigint; endpoint: string }[], roomInMs: number | null] => {
   const listed = new Map<string, number>();
   for (let index = 0; index < room.length; index += 2) listed.set(room[index] as string, room[index + 1] as number);
-  const candidates: { seq: bigint; due: bigint; turn: number }[] = [];
-  for (const { id } of webhooks.claimEndpoints.all() as { id: string }[]) {
-    const most = listed.get(id) ?? perEndpoint;
+  const candidates: { seq: bigint; due: bigint; turn: number; endpoint: string }[] = [];
+  const limited = new Map<string, Limited>();
+  for (const { id, rate_limit: rate, rate_tat: tat } of webhooks.claimEndpoints.all() as ClaimEndpoint[]) {
+    let most = listed.get(id) ?? perEndpoint;
+    if (rate !== null) {
+      limited.set(id, { rate, tat, claimed: 0 });
+      most = Math.min(most, rateRoom(now, tat, rate));
+    }
     if (most <= 0) continue;
     const due = webhooks.dueOf.all(id, now, Math.min(most, limit)) as { seq: bigint; due: bigint }[];
-    for (const [turn, row] of due.entries()) candidates.push({ ...row, turn });
+    for (const [turn, row] of due.entries()) candidates.push({ seq: row.seq, due: row.due, turn, endpoint: id });
   }
   candidates.sort((a, b) => a.turn - b.turn || (a.due < b.due ? -1 : a.due > b.due ? 1 : 0));
   const chosen = candidates.slice(0, limit);
-  for (const { seq } of chosen) webhooks.lease.run({ seq, until, token });
-  return chosen;
+  for (const { seq, endpoint } of chosen) {
+    webhooks.lease.run({ seq, until, token });
+    const rated = limited.get(endpoint);
+    if (rated !== undefined) rated.claimed += 1;
+  }
+  let soonest: number | null = null;
+  for (const [id, { rate, tat, claimed }] of limited) {
+    const advanced = claimed === 0 ? tat : advancedTat(now, tat, rate, claimed);
+    if (claimed > 0) webhooks.advanceRate.run(advanced, id);
+    const wait = advanced === null ? undefined : roomInMs(now, advanced, rate);
+    if (wait !== undefined && (soonest === null || wait < soonest)) soonest = wait;
+  }
+  return [chosen, soonest];
 };
 
 /**
@@ -373,7 +401,7 @@ export const webhookOperations = {
    */
   createEndpoint: operation({
     ...write,
-    arity: 7,
+    arity: 8,
     run: (
       thread: Thread,
       id: string,
@@ -381,13 +409,14 @@ export const webhookOperations = {
       description: string | null,
       eventTypes: string,
       payloadFormat: PayloadFormat,
+      rateLimit: number | null,
       secret: string,
       most: number,
     ): number | false | string => {
       changingEndpoints(thread);
       const { webhooks, now } = thread;
       // Stamped by the clock that stamps the announcements (see NewStoredEndpoint).
-      const values = [id, url, description, eventTypes, payloadFormat, secret, now, most] as const;
+      const values = [id, url, description, eventTypes, payloadFormat, rateLimit, secret, now, most] as const;
       if (webhooks.createEndpoint.run(...values).changes === 1) return now;
       const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
       return holder?.id ?? false;
@@ -399,31 +428,39 @@ export const webhookOperations = {
         description,
         eventTypes,
         payloadFormat,
+        rateLimit,
       }: {
         id: string;
         url: string;
         description: string | undefined;
         eventTypes: WebhookEventType[];
         payloadFormat: PayloadFormat;
+        rateLimit: number | undefined;
       },
       result,
     ): CreateEndpointOutcome => {
       if (typeof result === 'number') {
         return {
           outcome: 'created',
-          endpoint: registeredEndpoint({ id, url, description }, eventTypes, payloadFormat, new Date(result)),
+          endpoint: registeredEndpoint(
+            { id, url, description, rateLimit },
+            eventTypes,
+            payloadFormat,
+            new Date(result),
+          ),
         };
       }
       return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result };
     },
   }),
   /**
-   * Changes what is not null (`setDescription` 1: the description, null removing it) → the
-   * endpoint's row; null when there is none; else the id of the endpoint that has the URL.
+   * Changes what is not null (`setDescription` 1: the description, null removing it; `setRate` 1:
+   * the rate limit at `now`, null removing it) → the endpoint's row; null when there is none; else
+   * the id of the endpoint that has the URL.
    */
   updateEndpoint: operation({
     ...write,
-    arity: 7,
+    arity: 10,
     run: (
       thread: Thread,
       id: string,
@@ -433,9 +470,14 @@ export const webhookOperations = {
       enabled: number | null,
       eventTypes: string | null,
       payloadFormat: PayloadFormat | null,
+      setRate: number,
+      rateLimit: number | null,
+      now: number,
     ): EndpointRow | string | null => {
       changingEndpoints(thread);
       const { webhooks } = thread;
+      const rate = webhooks.rateOf.get(id) as { rate_limit: number | null; rate_tat: number | null } | undefined;
+      const rateTat = rate === undefined ? null : rescaledTat(now, rate.rate_tat, rate.rate_limit, rateLimit);
       // The events announced before a change of types go out by the types they were announced under.
       let fanning = eventTypes !== null;
       while (fanning) fanning = fanOut(thread, Number.MAX_SAFE_INTEGER);
@@ -447,6 +489,9 @@ export const webhookOperations = {
         enabled,
         eventTypes,
         payloadFormat,
+        setRate,
+        rateLimit,
+        rateTat,
         disabledReason: DISABLED_BY_REQUEST,
       });
       const row = (webhooks.getEndpoint.get(id) as unknown as EndpointRow | undefined) ?? null;
@@ -577,11 +622,14 @@ export const webhookOperations = {
     },
     decode: (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
   }),
-  /** → claimed delivery rows; `room` is [endpoint id, most to claim of it, …], `perEndpoint` for the others. */
+  /**
+   * → claimed delivery rows, and in how many ms a rate-limited endpoint left short of room has room
+   * again (or null); `room` is [endpoint id, most to claim of it, …], `perEndpoint` for the others.
+   */
   claimDue: operation({
     ...outboxWrite,
     arity: 6,
-    run: (thread: Thread, ...claim: Claim): ClaimedRow[] => {
+    run: (thread: Thread, ...claim: Claim): [rows: ClaimedRow[], roomInMs: number | null] => {
       const [now, limit] = claim;
       thread.beginWrite();
       // A few times what is claimed, so that fanning out keeps ahead of delivering, and stays small
@@ -589,16 +637,23 @@ export const webhookOperations = {
       fanOut(thread, FAN_OUT_PER_CLAIMED * limit);
       const { webhooks } = thread;
       const rows: ClaimedRow[] = [];
-      for (const { seq } of claimFairly(thread, ...claim)) {
+      const [chosen, roomInMs] = claimFairly(thread, ...claim);
+      for (const { seq } of chosen) {
         const row = webhooks.claimed.get({ seq, now }) as unknown as ClaimedRow | undefined;
         if (row === undefined) continue;
         // The webhook-id first, as ClaimedRow has it.
         row.unshift(webhooks.webhookId(seq));
         rows.push(row);
       }
-      return rows;
+      return [rows, roomInMs];
     },
-    decode: (token: string, rows) => rows.map((row) => toClaimed(row, token)),
+    decode: (
+      { token, onRateLimited }: { token: string; onRateLimited: ((roomInMs: number) => void) | undefined },
+      [rows, roomInMs],
+    ) => {
+      if (roomInMs !== null) onRateLimited?.(roomInMs);
+      return rows.map((row) => toClaimed(row, token));
+    },
   }),
   /**
    * `records` is [seq, lease token, outcome, status | null, error | null, next attempt (ms) | null,
