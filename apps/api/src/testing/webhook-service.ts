@@ -76,7 +76,13 @@ export const registerEndpoint = async <Endpoint = { id: string; secret: string }
     description,
     token,
     ...fields
-  }: { description?: string | undefined; token?: string; eventTypes?: string[]; payloadFormat?: string } = {},
+  }: {
+    description?: string | undefined;
+    token?: string;
+    eventTypes?: string[];
+    payloadFormat?: string;
+    rateLimit?: number;
+  } = {},
 ): Promise<Endpoint> => {
   const response = await callApi(
     base,

@@ -125,6 +125,18 @@ describe('endpoint windows', () => {
     expect(roomOf(windows, 'ep')).toBe(1);
   });
 
+  it('brings the next claim forward to when the store says a rate-limited endpoint has room, for that claim only', async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 64, clock });
+    expect(windows.nextChangeInMs()).toBeUndefined();
+    windows.plan(LIMITS).onRateLimited?.(100);
+    await clock.advance(40);
+    expect(windows.nextChangeInMs()).toBe(60);
+    // The next claim reports again if the endpoint is still short of room; until then, nothing.
+    windows.plan(LIMITS);
+    expect(windows.nextChangeInMs()).toBeUndefined();
+  });
+
   it('keeps the prompt slots for receivers that answer while 1, 4 or 16 hang', async () => {
     for (const count of [1, 4, 16]) {
       const clock = manualClock();

@@ -65,14 +65,18 @@ export type WindowLimits = {
 };
 
 export type EndpointWindows = {
-  /** What the next claim may take: at most `limit`, and per endpoint its room. */
-  plan(limits: WindowLimits): Pick<ClaimOptions, 'limit' | 'perEndpoint' | 'room'>;
+  /**
+   * What the next claim may take: at most `limit`, and per endpoint its room; and where the claim
+   * reports when a rate-limited endpoint it held back has room again (see nextChangeInMs).
+   */
+  plan(limits: WindowLimits): Pick<ClaimOptions, 'limit' | 'perEndpoint' | 'room' | 'onRateLimited'>;
   started(endpointId: string): Attempt;
   /** The attempt ended, saying `signal` of its receiver; once, later calls are ignored. */
   finished(attempt: Attempt, signal: Signal, retryAfterMs?: number): void;
   /**
    * In ms from now, when the room changes without an attempt ending: the oldest prompt attempt turns
-   * slow and frees its slot, or an endpoint's pause (as of the last plan) ends; undefined if never.
+   * slow and frees its slot, an endpoint's pause (as of the last plan) ends, or a rate-limited
+   * endpoint has room again (as the claim of the last plan reported); undefined if never.
    */
   nextChangeInMs(): number | undefined;
   /** The window of an endpoint, for tests and metrics. */
@@ -100,8 +104,13 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
   let lingeringCount = 0;
   /** Where the turn of slow endpoints starts at the next plan: each goes first in turn. */
   let slowTurn = 0;
-  /** When the first pause seen by the last plan ends. */
+  /** When the first pause seen by the last plan ends, or its claim's rate-limited endpoints have room again. */
   let resumesAt = Number.POSITIVE_INFINITY;
+  // The store's limit holds across processes, so the room it reports is not this worker's to track:
+  // it only brings the next claim forward.
+  const onRateLimited = (roomInMs: number) => {
+    resumesAt = Math.min(resumesAt, clock.now() + roomInMs);
+  };
 
   const endpointOf = (id: string): Endpoint => {
     let endpoint = endpoints.get(id);
@@ -175,6 +184,7 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
         limit: promptRoom + slowGiven,
         perEndpoint: Math.min(INITIAL_WINDOW, perEndpoint, promptRoom),
         room,
+        onRateLimited,
       };
     },
 

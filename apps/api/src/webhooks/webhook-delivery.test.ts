@@ -38,6 +38,8 @@ type ServiceOptions = {
   timeoutMs?: number;
   /** The loop's and the store's; by default the system's. */
   clock?: Clock;
+  /** The loop's idle poll; 50 ms unless a test needs the service's own pace. */
+  pollIntervalMs?: number;
 };
 
 /** The real app and delivery loop on a SQLite store in a temporary directory, on 127.0.0.1:<ephemeral>. */
@@ -47,6 +49,7 @@ const startService = async ({
   retryDelaysMs = [300, 300, 300],
   timeoutMs = 2_000,
   clock,
+  pollIntervalMs = 50,
 }: ServiceOptions = {}): Promise<Started> => {
   const metrics = createMetrics({ processMetrics: false });
   const server = await startTestServer(makeDataDir(), {
@@ -59,7 +62,7 @@ const startService = async ({
     config: { ...CONFIG_DEFAULTS.webhooks, timeoutMs, retryDelaysMs, allowPrivate: deliverToPrivate },
     logger: pino({ enabled: false }),
     metrics,
-    pollIntervalMs: 50,
+    pollIntervalMs,
     stopGraceMs: 500,
     random: () => 0.5,
     ...(clock && { clock }),
@@ -368,6 +371,53 @@ describe('webhook delivery over HTTP', () => {
       () => deliveries(base, endpoint.id),
       (all) => all.every((delivery) => delivery.status === 'delivered'),
     );
+  });
+
+  it('sends a rate-limited endpoint its limit a second, a second’s worth at once, and comes back as it has room', async () => {
+    const clock = manualClock();
+    // The service's own poll: between polls, the loop comes back when the store says there is room.
+    const { base, store, stopDelivery } = await startService({ clock, pollIntervalMs: 1_000 });
+    const hook = await receiver();
+    const endpoint = await registerEndpoint<Endpoint>(base, hook.url, { rateLimit: 10 });
+    const claimDue = store.webhooks.claimDue.bind(store.webhooks);
+    const claims: { at: number; count: number }[] = [];
+    vi.spyOn(store.webhooks, 'claimDue').mockImplementation(async (options) => {
+      const at = clock.now();
+      const claimed = await claimDue(options);
+      if (claimed.length > 0) claims.push({ at, count: claimed.length });
+      return claimed;
+    });
+    const claimedSoFar = () => claims.reduce((sum, { count }) => sum + count, 0);
+    for (let id = 1n; id <= 30n; id++)
+      expect((await postPlant(base, TEST_TOKEN, { id, name: `Plant ${id}` })).status).toBe(200);
+    // A second's worth at once, then one a tenth of a second: never more than the limit allows by
+    // then, and hardly fewer (a claim may trail the clock by a step or two of this test).
+    await until(
+      async () => claimedSoFar(),
+      (claimed) => claimed >= 10,
+    );
+    const start = (claims[0] as { at: number }).at;
+    let mostBehind = 0;
+    await advanceUntil(clock, 20, () => {
+      const allowed = 10 + Math.floor((clock.now() - start) / 100);
+      expect(claimedSoFar()).toBeLessThanOrEqual(allowed);
+      mostBehind = Math.max(mostBehind, Math.min(30, allowed) - claimedSoFar());
+      return claimedSoFar() === 30;
+    });
+    expect(mostBehind).toBeLessThanOrEqual(3);
+    await until(
+      async () => hook.received.length,
+      (received) => received === 30,
+    );
+    await stopDelivery();
+    expect((await deliveries(base, endpoint.id)).every(({ status }) => status === 'delivered')).toBe(true);
+    // Over every span, at most the limit times its length, plus the burst of one second's worth.
+    for (const [from, first] of claims.entries())
+      for (const [to, last] of claims.entries())
+        if (to >= from)
+          expect(claims.slice(from, to + 1).reduce((sum, { count }) => sum + count, 0)).toBeLessThanOrEqual(
+            10 + (10 * (last.at - first.at)) / 1000,
+          );
   });
 
   it('reports in the metrics how far behind each endpoint is, by endpoint id, while it is', async () => {

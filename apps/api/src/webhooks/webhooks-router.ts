@@ -144,6 +144,7 @@ export const createWebhooksRouter = (
             ...(body.description !== undefined && { description: body.description }),
             ...(body.eventTypes !== undefined && { eventTypes: body.eventTypes }),
             ...(body.payloadFormat !== undefined && { payloadFormat: body.payloadFormat }),
+            ...(body.rateLimit !== undefined && { rateLimit: body.rateLimit }),
             secret: secrets.seal(id, secret),
           },
           WEBHOOK_ENDPOINTS_MAX,
@@ -196,6 +197,7 @@ export const createWebhooksRouter = (
           ...(body.enabled !== undefined && { enabled: body.enabled }),
           ...(body.eventTypes !== undefined && { eventTypes: body.eventTypes }),
           ...(body.payloadFormat !== undefined && { payloadFormat: body.payloadFormat }),
+          ...(body.rateLimit !== undefined && { rateLimit: body.rateLimit }),
         });
         if (updated.outcome === 'not-found') return notFound(params.id);
         if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
