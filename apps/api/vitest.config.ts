@@ -12,6 +12,7 @@ const ON_BOTH_STORES = [
   'src/webhooks/webhook-events.test.ts',
   'src/webhooks/test-delivery.test.ts',
   'src/webhooks/idempotency-key.test.ts',
+  'src/webhooks/webhook-rate-limit.test.ts',
 ];
 
 export default defineConfig({

@@ -367,6 +367,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         ...(endpointBody.description !== undefined && { description: endpointBody.description }),
         eventTypes: endpointBody.eventTypes ?? ['newPlant'],
         payloadFormat: endpointBody.payloadFormat ?? 'plain',
+        ...(endpointBody.rateLimit !== undefined && { rateLimit: endpointBody.rateLimit }),
         enabled: true,
         createdAt: now(),
         secret: newSecret(),
@@ -393,6 +394,8 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       else if (changes.description !== undefined) endpoint.description = changes.description;
       if (changes.eventTypes !== undefined) endpoint.eventTypes = changes.eventTypes;
       if (changes.payloadFormat !== undefined) endpoint.payloadFormat = changes.payloadFormat;
+      if (changes.rateLimit === null) delete endpoint.rateLimit;
+      else if (changes.rateLimit !== undefined) endpoint.rateLimit = changes.rateLimit;
       if (changes.enabled === false && endpoint.enabled) {
         endpoint.enabled = false;
         endpoint.disabledReason = DISABLED_BY_REQUEST;
