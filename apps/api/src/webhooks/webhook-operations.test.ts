@@ -138,7 +138,7 @@ describe('PATCH /webhooks/{id}', () => {
     await expectError(
       await patch(base, endpoint.id, {}),
       400,
-      /at least one of url, description, enabled, eventTypes and payloadFormat/,
+      /at least one of url, description, enabled, eventTypes, payloadFormat and rateLimit/,
     );
     await expectError(await patch(base, endpoint.id, { url: 'ftp://127.0.0.1/' }), 400, /url must use https/);
     await expectError(await patch(base, endpoint.id, { url: 'not a url' }), 400, /url must be an absolute URL/);

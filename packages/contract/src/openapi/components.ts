@@ -108,7 +108,7 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
   },
   WebhookEndpointChanges: {
     description:
-      'The request body of PATCH /webhooks/{id}: at least one of url, description, enabled, eventTypes and payloadFormat.',
+      'The request body of PATCH /webhooks/{id}: at least one of url, description, enabled, eventTypes, payloadFormat and rateLimit.',
     examples: [
       { enabled: true },
       { url: 'https://plants.example.com/hooks/v2', description: null },
