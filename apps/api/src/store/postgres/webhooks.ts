@@ -135,12 +135,13 @@ const sql = {
   // Rate limits (store/rate-limit.ts, in SQL): the rows of the rate-limited endpoints are locked, so
   // that the TAT read is the newest and advanced by this statement alone; one another replica's claim
   // holds is skipped (room 0 this time: that claim takes its share), so claims never wait for each
-  // other, and endpoints without a limit lock nothing. The last row, with a null id, reports in how
+  // other, and endpoints without a limit lock nothing. NO KEY UPDATE: the key-share locks a fan-out's
+  // inserted deliveries take on their endpoints do not conflict with it. The last row, with a null id, reports in how
   // many ms the first rate-limited endpoint left short of room has room for a batch again (wakeBatch).
   claimDue: `WITH limited AS (
                SELECT id, rate_limit AS rate, greatest(coalesce(rate_tat, now()), now()) AS tat
                FROM webhook_endpoints WHERE enabled AND rate_limit IS NOT NULL
-               FOR UPDATE SKIP LOCKED
+               FOR NO KEY UPDATE SKIP LOCKED
              ), room AS (
                SELECT e.id, CASE
                         WHEN e.rate_limit IS NULL THEN coalesce(b.n, $4::int)
