@@ -9,7 +9,7 @@
  */
 
 /** The burst: one second's worth of deliveries at the endpoint's rate (at least one). */
-export const RATE_BURST_MS = 1_000;
+const RATE_BURST_MS = 1_000;
 
 /**
  * Guards the floor against floating-point residue (a TAT advanced by thirds of a millisecond): far
@@ -32,7 +32,7 @@ export const advancedTat = (now: number, tat: number | null, rate: number, claim
  * A tenth of a second's worth (at least one): the room a held-back endpoint waits for, so that a
  * backlog drains in batches of that size, not in a claim per delivery.
  */
-export const wakeBatch = (rate: number): number => Math.max(1, Math.ceil(rate / 10));
+const wakeBatch = (rate: number): number => Math.max(1, Math.ceil(rate / 10));
 
 /** In ms from `now`, when an endpoint at `tat` has room for wakeBatch again; undefined when it has already. */
 export const roomInMs = (now: number, tat: number, rate: number): number | undefined => {
