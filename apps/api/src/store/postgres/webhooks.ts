@@ -136,7 +136,7 @@ const sql = {
   // that the TAT read is the newest and advanced by this statement alone; one another replica's claim
   // holds is skipped (room 0 this time: that claim takes its share), so claims never wait for each
   // other, and endpoints without a limit lock nothing. NO KEY UPDATE: the key-share locks a fan-out's
-  // inserted deliveries take on their endpoints do not conflict with it. The last row, all null but
+  // inserted deliveries take on their endpoints do not conflict with it. One row, all null but
   // room_ms, reports in how many ms the first rate-limited endpoint left short of room has room for
   // a tenth of a second's worth (at least one) again.
   claimDue: `WITH limited AS (
