@@ -129,8 +129,11 @@ describe('endpoint windows', () => {
     const clock = manualClock();
     const windows = createEndpointWindows({ lingering: 64, clock });
     expect(windows.nextChangeInMs()).toBeUndefined();
-    windows.plan(LIMITS).onRateLimited?.(100);
-    await clock.advance(40);
+    const { onRateLimited } = windows.plan(LIMITS);
+    // Reported after the clock moved on: counted from the plan, before the claim, never late.
+    await clock.advance(30);
+    onRateLimited?.(100);
+    await clock.advance(10);
     expect(windows.nextChangeInMs()).toBe(60);
     // The next claim reports again if the endpoint is still short of room; until then, nothing.
     windows.plan(LIMITS);

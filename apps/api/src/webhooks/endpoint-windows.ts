@@ -106,10 +106,12 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
   let slowTurn = 0;
   /** When the first pause seen by the last plan ends, or its claim's rate-limited endpoints have room again. */
   let resumesAt = Number.POSITIVE_INFINITY;
+  /** When the last plan was made: its claim came after, so room it reports from then is never late. */
+  let plannedAt = 0;
   // The store's limit holds across processes, so the room it reports is not this worker's to track:
   // it only brings the next claim forward.
   const onRateLimited = (roomInMs: number) => {
-    resumesAt = Math.min(resumesAt, clock.now() + roomInMs);
+    resumesAt = Math.min(resumesAt, plannedAt + roomInMs);
   };
 
   const endpointOf = (id: string): Endpoint => {
@@ -150,6 +152,7 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
   return {
     plan({ concurrency, perEndpoint }) {
       const now = clock.now();
+      plannedAt = now;
       age(now);
       const promptRoom = Math.max(0, concurrency - promptCount);
       let lingeringRoom = Math.max(0, lingering - lingeringCount);
