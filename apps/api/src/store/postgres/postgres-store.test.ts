@@ -314,6 +314,27 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(total).toBeLessThanOrEqual(5 + 5 * seconds);
   });
 
+  it('never waits for a rate-limited endpoint another session holds: its deliveries wait, the others go', async () => {
+    const { url } = await database();
+    const store = await openStore(url);
+    await store.webhooks.createEndpoint(
+      { id: 'ep_held', url: 'https://hooks.example.com/held', secret: 'whsec_a', rateLimit: 5 },
+      100,
+    );
+    await store.webhooks.createEndpoint(
+      { id: 'ep_free', url: 'https://hooks.example.com/free', secret: 'whsec_b' },
+      100,
+    );
+    await store.create({ id: 1n, name: 'Announced' });
+    const claim = () => store.webhooks.claimDue({ limit: 100, leaseMs: 600_000, perEndpoint: 100, room: new Map() });
+    // A session holding the endpoint's row, as another replica's claim or a PATCH does for a moment.
+    const holder = await connect(url);
+    await holder.query(`BEGIN; SELECT 1 FROM webhook_endpoints WHERE id = 'ep_held' FOR NO KEY UPDATE`);
+    expect((await claim()).map((delivery) => delivery.endpointId)).toStrictEqual(['ep_free']);
+    await holder.query('COMMIT');
+    expect((await claim()).map((delivery) => delivery.endpointId)).toStrictEqual(['ep_held']);
+  });
+
   it('answers a batch that mixes new, replayed and conflicting plants, each by its own row', async () => {
     const store = await openStore((await database()).url);
     const stored = Array.from({ length: 4 }, (_, index) => ({ id: BigInt(index + 1), name: `Stored ${index + 1}` }));
