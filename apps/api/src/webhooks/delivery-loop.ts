@@ -334,7 +334,7 @@ export const startWebhookDelivery = ({
 
   const run = async (): Promise<void> => {
     while (!stopping) {
-      const plan = windows.plan({ concurrency, perEndpoint: MAX_WINDOW });
+      const plan = windows.plan({ concurrency });
       // An attempt's slot is free once its receiver answered, while its outcome is still being
       // recorded: what this process holds is bounded apart.
       const limit = Math.min(plan.limit, concurrency + lingering - inFlight.size);

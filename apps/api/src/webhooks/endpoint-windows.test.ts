@@ -11,7 +11,7 @@ import {
   signalOf,
 } from './endpoint-windows.ts';
 
-const LIMITS = { concurrency: 64, perEndpoint: MAX_WINDOW };
+const LIMITS = { concurrency: 64 };
 
 /** The room a claim would give the endpoint: listed, else that of any endpoint. */
 const roomOf = (windows: EndpointWindows, id: string, limits = LIMITS): number => {
@@ -144,7 +144,7 @@ describe('endpoint windows', () => {
     for (const count of [1, 4, 16]) {
       const clock = manualClock();
       const windows = createEndpointWindows({ lingering: 16, clock });
-      const limits = { concurrency: 16, perEndpoint: MAX_WINDOW };
+      const limits = { concurrency: 16 };
       const hanging = Array.from({ length: count }, (_, index) => `hanging${index}`);
       // Every receiver new, each with a backlog: the hanging ones take what they are given.
       const first = claim(windows, [...hanging, 'healthy'], limits);
@@ -174,7 +174,7 @@ describe('endpoint windows', () => {
   it('takes turns among slow endpoints when there are more than lingering slots', async () => {
     const clock = manualClock();
     const windows = createEndpointWindows({ lingering: 4, clock });
-    const limits = { concurrency: 16, perEndpoint: MAX_WINDOW };
+    const limits = { concurrency: 16 };
     const slow = Array.from({ length: 8 }, (_, index) => `slow${index}`);
     for (const attempt of claim(windows, slow, limits)) windows.finished(attempt, 'slow');
     const served = new Set<string>();
@@ -192,7 +192,7 @@ describe('endpoint windows', () => {
   it('moves an attempt in flight for SLOW_ATTEMPT_MS to a lingering slot, freeing its prompt slot', async () => {
     const clock = manualClock();
     const windows = createEndpointWindows({ lingering: 4, clock });
-    const limits = { concurrency: 4, perEndpoint: MAX_WINDOW };
+    const limits = { concurrency: 4 };
     claim(windows, ['a', 'b', 'c', 'd'], limits);
     expect(windows.plan(limits).limit).toBe(0);
     expect(windows.nextChangeInMs()).toBe(SLOW_ATTEMPT_MS);
@@ -205,7 +205,7 @@ describe('endpoint windows', () => {
   it('keeps an attempt turning slow in its prompt slot while every lingering slot is taken, until it ends', async () => {
     const clock = manualClock();
     const windows = createEndpointWindows({ lingering: 1, clock });
-    const limits = { concurrency: 4, perEndpoint: MAX_WINDOW };
+    const limits = { concurrency: 4 };
     const [, second] = claim(windows, ['a', 'b', 'c', 'd'], limits);
     await clock.advance(SLOW_ATTEMPT_MS);
     // One moved to the lingering slot; three hold their prompt slots; none of the four gets more.

@@ -60,8 +60,6 @@ type Tracked = Attempt & { endpoint: Endpoint; startedAt: number; lingering: boo
 export type WindowLimits = {
   /** Prompt slots: attempts in flight for less than SLOW_ATTEMPT_MS, or to endpoints not slow. */
   concurrency: number;
-  /** The most attempts to one endpoint, whatever its window. */
-  perEndpoint: number;
 };
 
 export type EndpointWindows = {
@@ -150,7 +148,7 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
   };
 
   return {
-    plan({ concurrency, perEndpoint }) {
+    plan({ concurrency }) {
       const now = clock.now();
       plannedAt = now;
       age(now);
@@ -162,7 +160,7 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
       for (const [id, endpoint] of endpoints) {
         const paused = endpoint.pausedUntil > now;
         if (paused) resumesAt = Math.min(resumesAt, endpoint.pausedUntil);
-        const free = paused ? 0 : Math.max(0, Math.min(Math.floor(endpoint.window), perEndpoint) - endpoint.inFlight);
+        const free = paused ? 0 : Math.max(0, Math.floor(endpoint.window) - endpoint.inFlight);
         if (endpoint.slow && free > 0) slow.push([id, free]);
         else room.set(id, endpoint.slow ? 0 : Math.min(free, promptRoom));
       }
@@ -185,7 +183,7 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
       slowTurn = slow.length === 0 ? 0 : (slowTurn + (firstPass < slow.length ? firstPass : 1)) % slow.length;
       return {
         limit: promptRoom + slowGiven,
-        perEndpoint: Math.min(INITIAL_WINDOW, perEndpoint, promptRoom),
+        perEndpoint: Math.min(INITIAL_WINDOW, promptRoom),
         room,
         onRateLimited,
       };

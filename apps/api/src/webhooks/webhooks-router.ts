@@ -14,7 +14,7 @@ import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
-import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
+import type { StoredDelivery, WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
 import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
