@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { describePlantStore } from '../../testing/plant-store-suite.ts';
 import type { TestDatabase } from '../../testing/postgres-server.ts';
 import { describeWithPostgres, freshDatabase } from '../../testing/postgres-test-database.ts';
+import { until } from '../../testing/until.ts';
 import {
   expectDuplicateUrlsKept,
   expectOutboxKeptWithoutTraceparent,
@@ -333,6 +334,47 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect((await claim()).map((delivery) => delivery.endpointId)).toStrictEqual(['ep_free']);
     await holder.query('COMMIT');
     expect((await claim()).map((delivery) => delivery.endpointId)).toStrictEqual(['ep_held']);
+  });
+
+  it('reads the endpoints once, and nothing of the outbox, to delete a plant while no endpoint receives deletions', async () => {
+    const { url } = await database();
+    const session = await connect(url);
+    // A session flushes its statistics as it ends: counts read once the store's sessions are gone are whole.
+    const closed = async (store: PostgresPlantStore) => {
+      await store.close();
+      await until(
+        async () =>
+          (await session.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'plant-api'"))
+            .rows[0].n,
+        (sessions) => sessions === 0,
+      );
+      const { rows } = await session.query<{ relname: string; reads: string; written: string }>(
+        `SELECT relname, seq_scan + coalesce(idx_scan, 0) AS reads, n_tup_ins + n_tup_upd + n_tup_del AS written
+         FROM pg_stat_user_tables WHERE relname IN ('webhook_endpoints', 'webhook_events', 'webhook_deliveries')`,
+      );
+      return Object.fromEntries(rows.map(({ relname, reads, written }) => [relname, Number(reads) + Number(written)]));
+    };
+    const setUp = await PostgresPlantStore.open({ url, poolSize: 3 });
+    // The most endpoints there may be, every one receiving creates only.
+    for (let index = 0; index < 100; index++) {
+      await setUp.webhooks.createEndpoint(
+        { id: `ep_${index}`, url: `https://hooks.example.com/${index}`, secret: 'whsec_a' },
+        100,
+      );
+    }
+    for (let id = 1n; id <= 10n; id++) await setUp.create({ id, name: `Plant ${id}` });
+    await session.query('ANALYZE webhook_endpoints');
+    const before = await closed(setUp);
+    const store = await PostgresPlantStore.open({ url, poolSize: 3, migrate: false });
+    for (let id = 1n; id <= 10n; id++) expect(await store.delete(id)).toBe(true);
+    const after = await closed(store);
+    // One look each (at most 100 rows, a page or two: the planner may prefer that to the partial
+    // index webhook_endpoints_deletions), and the outbox neither read nor written.
+    expect({
+      endpoints: (after.webhook_endpoints ?? 0) - (before.webhook_endpoints ?? 0),
+      events: (after.webhook_events ?? 0) - (before.webhook_events ?? 0),
+      deliveries: (after.webhook_deliveries ?? 0) - (before.webhook_deliveries ?? 0),
+    }).toStrictEqual({ endpoints: 10, events: 0, deliveries: 0 });
   });
 
   it('answers a batch that mixes new, replayed and conflicting plants, each by its own row', async () => {
