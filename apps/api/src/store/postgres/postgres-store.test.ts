@@ -339,13 +339,17 @@ describeWithPostgres('PostgresPlantStore', () => {
   it('reads the endpoints once, and nothing of the outbox, to delete a plant while no endpoint receives deletions', async () => {
     const { url } = await database();
     const session = await connect(url);
-    // A session flushes its statistics as it ends: counts read once the store's sessions are gone are whole.
+    // A session flushes its statistics as it ends: counts read once the store's sessions are gone are
+    // whole. Only this database's: other test files run stores of their own on the same server.
     const closed = async (store: PostgresPlantStore) => {
       await store.close();
       await until(
         async () =>
-          (await session.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'plant-api'"))
-            .rows[0].n,
+          (
+            await session.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'plant-api'",
+            )
+          ).rows[0]?.n,
         (sessions) => sessions === 0,
       );
       const { rows } = await session.query<{ relname: string; reads: string; written: string }>(
