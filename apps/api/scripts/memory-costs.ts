@@ -68,7 +68,7 @@ const measure = async (mode: Mode, count: number) => {
   const logger = pino({ enabled: false });
   const app = createApp({
     store,
-    authenticate: staticTokens([hashToken(TOKEN)]),
+    authenticate: staticTokens([{ hash: hashToken(TOKEN) }]),
     metrics,
     logger,
     rateLimitPerToken: 0,

@@ -36,7 +36,7 @@ const start = async () => {
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  return { app: createApp({ store, authenticate: staticTokens([hashToken(TOKEN)]) }), store };
+  return { app: createApp({ store, authenticate: staticTokens([{ hash: hashToken(TOKEN) }]) }), store };
 };
 
 const servers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'TCPServerWrap').length;

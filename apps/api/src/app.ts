@@ -35,8 +35,8 @@ export type AppOptions = {
    */
   authFailuresPerMinute?: number;
   /**
-   * Whether scoped tokens (JWTs) must carry the scope each contract route declares in its metadata;
-   * default true. Static tokens have no scopes and may do everything either way.
+   * Whether JWTs must carry the scope each contract route declares in its metadata; default true.
+   * Named static tokens must either way; the operator's unnamed ones may do everything.
    */
   requireScopes?: boolean;
   /** Express's `trust proxy`: whose X-Forwarded-For names the client in `req.ip`. Default: no one. */
@@ -77,6 +77,8 @@ export type AppOptions = {
   webhookSecrets?: SecretBox;
   /** PLANT_WEBHOOK_ROTATION_GRACE_MS. */
   webhookRotationGraceMs?: number;
+  /** PLANT_WEBHOOK_ENDPOINTS_MAX: endpoints of all principals together. */
+  webhookEndpointsMax?: number;
   /**
    * Sends the test deliveries of POST /webhooks/{id}/test, with agents of its own that its owner
    * closes (the service at shutdown). By default one with the default PLANT_WEBHOOK_TIMEOUT_MS,
@@ -119,6 +121,7 @@ export const createApp = ({
   webhookHostResolver,
   webhookSecrets,
   webhookRotationGraceMs,
+  webhookEndpointsMax,
   webhookTester = createWebhookTester({
     timeoutMs: CONFIG_DEFAULTS.webhooks.timeoutMs,
     allowPrivate: allowPrivateWebhooks,
@@ -159,6 +162,7 @@ export const createApp = ({
       bodyLimit,
       secrets: webhookSecrets,
       rotationGraceMs: webhookRotationGraceMs,
+      endpointsMax: webhookEndpointsMax,
       tester: webhookTester,
     }),
   };

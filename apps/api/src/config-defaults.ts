@@ -21,6 +21,7 @@ export const CONFIG_DEFAULTS = {
   authFailuresPerMinute: 60,
   metricsOnApiPort: false,
   jwt: {
+    principalClaim: 'sub',
     algorithms: ['RS256', 'ES256', 'EdDSA'],
     clockToleranceMs: 30_000,
     jwksMaxStaleMs: 3_600_000,
@@ -54,6 +55,11 @@ export const CONFIG_DEFAULTS = {
     dnsTimeoutMs: 5_000,
     /** The contract documents it, and the client's fake applies it too. */
     rotationGraceMs: WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+    /**
+     * Endpoints of all principals together (each has the contract's WEBHOOK_ENDPOINTS_MAX): every
+     * plant created writes a delivery for each endpoint subscribed.
+     */
+    endpointsMax: 1000,
     retentionMs: 30 * DAY_MS,
     disableAfterMs: 5 * DAY_MS,
     deliver: true,

@@ -44,6 +44,7 @@ describe('loadConfig', () => {
         allowPrivate: false,
         dnsTimeoutMs: 5000,
         rotationGraceMs: 86_400_000,
+        endpointsMax: 1000,
         production: false,
         retentionMs: 2_592_000_000,
         disableAfterMs: 432_000_000,
@@ -104,6 +105,7 @@ describe('loadConfig', () => {
       allowPrivate: true,
       dnsTimeoutMs: 750,
       rotationGraceMs: 86_400_000,
+      endpointsMax: 1000,
       production: false,
       retentionMs: 604_800_000,
       disableAfterMs: 86_400_000,
@@ -204,7 +206,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 4000,
       host: '0.0.0.0',
-      apiTokens: ['first-token-0123456789', 'second-token-0123456789'],
+      apiTokens: [{ token: 'first-token-0123456789' }, { token: 'second-token-0123456789' }],
       dataDir: '/var/lib/plants',
       logLevel: 'warn',
     });
@@ -213,9 +215,70 @@ describe('loadConfig', () => {
   it('accepts tokens given as SHA-256 digests', () => {
     const digest = `sha256:${'ab'.repeat(32)}`;
     expect(loadConfig({ PLANT_API_TOKENS: `${digest},plain-token-0123456789` }).apiTokens).toEqual([
-      digest,
-      'plain-token-0123456789',
+      { token: digest },
+      { token: 'plain-token-0123456789' },
     ]);
+  });
+
+  it('reads named tokens: a principal, with every route scope or the scopes listed, and several tokens of one principal', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    expect(
+      loadConfig({
+        PLANT_API_TOKENS: [
+          'operator-token-0123456789',
+          `team-a@${digest}`,
+          'team-a@team-a-new-token-0123456789',
+          'auditor=webhooks:admin+plants:read@auditor-token-0123456789',
+        ].join(','),
+      }).apiTokens,
+    ).toStrictEqual([
+      { token: 'operator-token-0123456789' },
+      {
+        token: digest,
+        principal: { name: 'team-a', scopes: ['plants:read', 'plants:write', 'webhooks:read', 'webhooks:write'] },
+      },
+      {
+        token: 'team-a-new-token-0123456789',
+        principal: { name: 'team-a', scopes: ['plants:read', 'plants:write', 'webhooks:read', 'webhooks:write'] },
+      },
+      { token: 'auditor-token-0123456789', principal: { name: 'auditor', scopes: ['webhooks:admin', 'plants:read'] } },
+    ]);
+  });
+
+  it.each([
+    ['an unknown scope', 'team-a=plants:delete@team-a-token-0123456789'],
+    ['a scope listed twice', 'team-a=plants:read+plants:read@team-a-token-0123456789'],
+    ['an empty name', '@team-a-token-0123456789'],
+    ['a name with a space', 'team a@team-a-token-0123456789'],
+    ['two equals signs', 'team-a=plants:read=x@team-a-token-0123456789'],
+    ['a short token after a name', 'team-a@short'],
+  ])('refuses a token entry with %s, naming the syntax', (_, entry) => {
+    expect(() => loadConfig({ PLANT_API_TOKENS: entry })).toThrow(
+      /^Invalid configuration: PLANT_API_TOKENS must be a comma-separated list of entries \[name\[=scope\+scope…\]@\]token/,
+    );
+  });
+
+  it('refuses two tokens of one principal with different scopes', () => {
+    expect(() =>
+      loadConfig({
+        PLANT_API_TOKENS: 'team-a=plants:read@team-a-token-0123456789,team-a@team-a-new-token-0123456789',
+      }),
+    ).toThrow(
+      "Invalid configuration: PLANT_API_TOKENS gives the principal team-a different scopes in two entries; a principal's tokens must have the same scopes.",
+    );
+  });
+
+  it("reads the JWT principal claim (sub by default) and the cap on all principals' webhook endpoints", () => {
+    const jwt = {
+      PLANT_API_JWKS_URL: 'https://issuer.example.com/jwks',
+      PLANT_API_JWT_ISSUER: 'https://issuer.example.com/',
+      PLANT_API_JWT_AUDIENCE: 'plants',
+    };
+    expect(loadConfig(jwt).jwt?.principalClaim).toBe('sub');
+    expect(loadConfig({ ...jwt, PLANT_API_JWT_PRINCIPAL_CLAIM: 'azp' }).jwt?.principalClaim).toBe('azp');
+    expect(() => loadConfig({ ...jwt, PLANT_API_JWT_PRINCIPAL_CLAIM: 'a b' })).toThrow(/PLANT_API_JWT_PRINCIPAL_CLAIM/);
+    expect(loadConfig({ PLANT_WEBHOOK_ENDPOINTS_MAX: '5000' }).webhooks.endpointsMax).toBe(5000);
+    expect(() => loadConfig({ PLANT_WEBHOOK_ENDPOINTS_MAX: '0' })).toThrow(/PLANT_WEBHOOK_ENDPOINTS_MAX/);
   });
 
   it('reads rate limits and JWT settings', () => {
@@ -241,6 +304,7 @@ describe('loadConfig', () => {
         algorithms: ['ES256', 'RS256'],
         clockToleranceMs: 5_000,
         jwksMaxStaleMs: 3_600_000,
+        principalClaim: 'sub',
       },
     });
   });
@@ -345,7 +409,7 @@ describe('loadConfig', () => {
     ],
     [
       { PLANT_API_TOKENS: 'short' },
-      /^Invalid configuration: PLANT_API_TOKENS must be a comma-separated list of tokens/,
+      /^Invalid configuration: PLANT_API_TOKENS must be a comma-separated list of entries/,
     ],
     [{ PLANT_API_TOKENS: 'has a space in it, really long' }, /^Invalid configuration: PLANT_API_TOKENS /],
     [{ PLANT_API_TOKENS: 'sha256:abc' }, /^Invalid configuration: PLANT_API_TOKENS /],
@@ -530,7 +594,7 @@ describe('loadConfig', () => {
 
     it.each([
       [{ PORT: '65535' }, { port: 65535 }],
-      [{ PLANT_API_TOKENS: 'a'.repeat(16) }, { apiTokens: ['a'.repeat(16)] }],
+      [{ PLANT_API_TOKENS: 'a'.repeat(16) }, { apiTokens: [{ token: 'a'.repeat(16) }] }],
       [{ PLANT_RATE_LIMIT_PER_TOKEN: '1.25' }, { rateLimitPerToken: 1.25 }],
       [{ PLANT_DB_POOL_SIZE: '1000', DATABASE_URL: 'postgres://db/p', PLANT_API_TOKENS: 'a'.repeat(16) }, {}],
       [{ PLANT_WEBHOOK_RETENTION_MS: '1' }, { webhooks: expect.objectContaining({ retentionMs: 1 }) }],

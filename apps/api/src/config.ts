@@ -1,15 +1,11 @@
 import { z } from 'zod';
+import { type ApiTokenEntry, conflictingEntries, parseTokenEntry, TOKEN_ENTRIES_SYNTAX } from './auth/token-entries.ts';
 import { DAY_MS, CONFIG_DEFAULTS as DEFAULTS } from './config-defaults.ts';
 import type { AdmissionLimits } from './http/admission.ts';
 import type { CorsOrigins } from './http/cors.ts';
 import type { ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
-
-const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-const MIN_TOKEN_LENGTH = 16;
-/** A token given by its SHA-256, so that no plaintext token sits in the configuration. */
-export const SHA256_ENTRY = /^sha256:[0-9a-f]{64}$/i;
 
 const rate = (fallback: number) =>
   optional(
@@ -136,19 +132,23 @@ export const Env = z.object({
   PLANT_API_TOKENS: optional(
     z
       .string()
-      .transform((list) =>
-        list
+      .transform((list, context) => {
+        const entries = list
           .split(',')
-          .map((token) => token.trim())
-          .filter((token) => token !== ''),
-      )
-      .refine(
-        (tokens) =>
-          tokens.every(
-            (token) => SHA256_ENTRY.test(token) || (B64_TOKEN.test(token) && token.length >= MIN_TOKEN_LENGTH),
-          ),
-        `must be a comma-separated list of tokens, each at least ${MIN_TOKEN_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then = padding), or sha256:<64 hex digits> of one`,
-      )
+          .map((entry) => entry.trim())
+          .filter((entry) => entry !== '')
+          .map(parseTokenEntry);
+        if (!entries.every((entry) => entry !== undefined)) {
+          context.addIssue({ code: 'custom', message: TOKEN_ENTRIES_SYNTAX });
+          return z.NEVER;
+        }
+        const conflict = conflictingEntries(entries);
+        if (conflict !== undefined) {
+          context.addIssue({ code: 'custom', message: conflict });
+          return z.NEVER;
+        }
+        return entries;
+      })
       .optional(),
   ),
   PLANT_DATA_DIR: optional(z.string().default(DEFAULTS.dataDir)),
@@ -181,6 +181,12 @@ export const Env = z.object({
   PLANT_API_JWKS_MAX_STALE_MS: longMilliseconds(DEFAULTS.jwt.jwksMaxStaleMs, 7),
   // Unset: true with a JWKS, false without (loadConfig).
   PLANT_API_JWT_REQUIRE_SCOPES: optionalBoolean,
+  PLANT_API_JWT_PRINCIPAL_CLAIM: optional(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be a claim name: 1 to 64 characters of A-Z a-z 0-9 _ . : -')
+      .default(DEFAULTS.jwt.principalClaim),
+  ),
   DATABASE_URL: optional(
     z
       .string()
@@ -222,6 +228,7 @@ export const Env = z.object({
   PLANT_WEBHOOKS_ALLOW_PRIVATE: booleanFlag(DEFAULTS.webhooks.allowPrivate),
   PLANT_WEBHOOK_DNS_TIMEOUT_MS: milliseconds(DEFAULTS.webhooks.dnsTimeoutMs, 1, 60_000),
   PLANT_WEBHOOK_ROTATION_GRACE_MS: milliseconds(DEFAULTS.webhooks.rotationGraceMs, 0, MAX_ROTATION_GRACE_MS),
+  PLANT_WEBHOOK_ENDPOINTS_MAX: wholeNumber(DEFAULTS.webhooks.endpointsMax, 1, 100_000),
   PLANT_WEBHOOK_SECRETS_KEY: optional(
     z
       .string()
@@ -281,6 +288,8 @@ export type JwtConfig = {
   clockToleranceMs: number;
   /** PLANT_API_JWKS_MAX_STALE_MS: how long the keys last fetched still verify once they cannot be fetched again. */
   jwksMaxStaleMs: number;
+  /** PLANT_API_JWT_PRINCIPAL_CLAIM: the claim naming a token's principal. */
+  principalClaim: string;
 };
 
 export type Config = {
@@ -295,8 +304,8 @@ export type Config = {
    * API's port is the public one, and metrics tell anyone who asks about the traffic and the store.
    */
   metricsOnApiPort: boolean;
-  /** Plain tokens and `sha256:<hex>` entries. */
-  apiTokens: string[];
+  /** PLANT_API_TOKENS: plain tokens and `sha256:<hex>` entries, each the operator's or a named principal's. */
+  apiTokens: ApiTokenEntry[];
   dataDir: string;
   logLevel: string;
   /** PLANT_LOG_BUFFER_BYTES: log lines waiting for stdout at most; beyond, lines are dropped and counted. */
@@ -336,6 +345,8 @@ export type WebhookConfig = {
   dnsTimeoutMs: number;
   /** How long a rotated-out secret still signs deliveries beside the new one. */
   rotationGraceMs: number;
+  /** PLANT_WEBHOOK_ENDPOINTS_MAX: endpoints of all principals together. */
+  endpointsMax: number;
   /** PLANT_WEBHOOK_SECRETS_KEY: seals signing secrets at rest; unset, they are stored in plain text. */
   secretsKey?: Buffer;
   /** NODE_ENV=production: plain-text secrets are worth a warning at start. */
@@ -495,6 +506,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       allowPrivate: vars.PLANT_WEBHOOKS_ALLOW_PRIVATE,
       dnsTimeoutMs: vars.PLANT_WEBHOOK_DNS_TIMEOUT_MS,
       rotationGraceMs: vars.PLANT_WEBHOOK_ROTATION_GRACE_MS,
+      endpointsMax: vars.PLANT_WEBHOOK_ENDPOINTS_MAX,
       ...(vars.PLANT_WEBHOOK_SECRETS_KEY !== undefined && { secretsKey: vars.PLANT_WEBHOOK_SECRETS_KEY }),
       production: vars.NODE_ENV === 'production',
       retentionMs: vars.PLANT_WEBHOOK_RETENTION_MS,
@@ -517,6 +529,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       algorithms: vars.PLANT_API_JWT_ALGORITHMS,
       clockToleranceMs: vars.PLANT_API_JWT_CLOCK_TOLERANCE_MS,
       jwksMaxStaleMs: vars.PLANT_API_JWKS_MAX_STALE_MS,
+      principalClaim: vars.PLANT_API_JWT_PRINCIPAL_CLAIM,
     };
   }
   return config;

@@ -85,7 +85,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   const tokens =
     config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);
   const authenticators: { tokens?: Authenticator; jwt?: Authenticator } = {};
-  if (tokens) authenticators.tokens = staticTokens(tokens.hashes);
+  if (tokens) authenticators.tokens = staticTokens(tokens.tokens);
   if (config.jwt) authenticators.jwt = (await import('./auth/jwt-authenticator.ts')).jwtAuthenticator(config.jwt);
   const webhookHostResolver = createHostResolver({ timeoutMs: config.webhooks.dnsTimeoutMs });
   // Its own agents: this process may not run the delivery thread (PLANT_WEBHOOK_DELIVERY=false).
@@ -115,6 +115,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     webhookTester,
     webhookSecrets: secrets,
     webhookRotationGraceMs: config.webhooks.rotationGraceMs,
+    webhookEndpointsMax: config.webhooks.endpointsMax,
     ...(config.corsOrigins && { corsOrigins: config.corsOrigins }),
   });
   if (config.jwt && !config.requireScopes) {

@@ -44,7 +44,9 @@ const withFailures = <const Successes extends Record<number, unknown>, const Sta
 
 /**
  * The OAuth scopes a JWT may carry, one per resource and access. A `:write` scope also grants the
- * `:read` scope of its resource. Static API tokens carry no scopes and may do everything.
+ * `:read` scope of its resource. The service's unnamed API tokens may do everything; named ones
+ * carry the scopes their configuration gives. `webhooks:admin` (WEBHOOKS_ADMIN_SCOPE) is no
+ * route's: it grants the webhook scopes on every principal's endpoints.
  */
 export const SCOPES = ['plants:read', 'plants:write', 'webhooks:read', 'webhooks:write'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -97,7 +99,7 @@ export const contract = c.router(
       path: '/webhooks',
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Subscribe a receiver to new plants',
-      description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints may be registered (409 beyond).`,
+      description: `Registers a URL that every newly created plant is POSTed to (see the newPlant webhook), signed with the secret in this answer, which is shown only here. The URL must be https and its host must have only public addresses. The caller owns the endpoint: other principals' requests answer 404 for it as for an id that does not exist. At most ${WEBHOOK_ENDPOINTS_MAX} endpoints per principal, and the service's own cap on all of them (409 beyond).`,
       headers: IdempotencyHeaders,
       body: NewWebhookEndpoint,
       responses: withFailures({ 201: CreatedWebhookEndpoint }, 409, 413, 415, 422),
@@ -107,7 +109,8 @@ export const contract = c.router(
       path: '/webhooks',
       metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List webhook endpoints',
-      description: 'Answers every registered endpoint, oldest first, without secrets.',
+      description:
+        "Answers the endpoints the caller registered, oldest first, without secrets; with the webhooks:admin scope, every principal's, each with its owner.",
       responses: withFailures({ 200: WebhookEndpoint.array() }),
     },
     getWebhook: {
@@ -115,7 +118,8 @@ export const contract = c.router(
       path: '/webhooks/:id',
       metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'Get a webhook endpoint',
-      description: 'Answers the endpoint registered under the id (without its secret), or 404.',
+      description:
+        "Answers the endpoint registered under the id (without its secret), or 404: another principal's endpoint answers 404 as an unknown id does, unless the caller has the webhooks:admin scope.",
       pathParams: WebhookIdParams,
       responses: withFailures({ 200: WebhookEndpoint }, 404),
     },

@@ -6,7 +6,10 @@ import { NewPlant } from './schemas.ts';
 /** Longest accepted webhook URL and description, in characters (Unicode code points). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 export const WEBHOOK_DESCRIPTION_MAX_LENGTH = 500;
-/** Most endpoints registered at once: each is a row written with every plant created. */
+/**
+ * Most endpoints one principal (a team's credential) registers at once: each is a row written with
+ * every plant created. The service caps all principals' endpoints together too (its configuration).
+ */
 export const WEBHOOK_ENDPOINTS_MAX = 100;
 
 /** The largest per-endpoint rate limit, in deliveries per second. */
@@ -23,6 +26,11 @@ const NO_CONTROL_CHARACTERS_OR_WHITESPACE = /^[^\u0000-\u0020\u007f\s]*$/u;
 
 /** How long a rotated-out secret still signs deliveries, by default: PLANT_WEBHOOK_ROTATION_GRACE_MS. */
 export const WEBHOOK_ROTATION_GRACE_DEFAULT_MS = 24 * 3_600_000;
+/**
+ * Most rotated-out secrets that still sign deliveries during their grace: a rotation beyond them
+ * ends the grace of the oldest at once.
+ */
+export const WEBHOOK_PREVIOUS_SECRETS_MAX = 4;
 /** Most failed deliveries one POST /webhooks/{id}/recover makes pending again. */
 export const WEBHOOK_RECOVER_MAX = 10_000;
 
@@ -40,7 +48,7 @@ const endpointShape = {
     .regex(NO_CONTROL_CHARACTERS_OR_WHITESPACE, 'must not contain whitespace or control characters')
     .url('must be an absolute URL')
     .describe(
-      'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL',
+      'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL for each principal',
     ),
   description: maxCharacters(z.string({ invalid_type_error: 'must be a string' }), WEBHOOK_DESCRIPTION_MAX_LENGTH)
     .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
@@ -127,6 +135,12 @@ export const WebhookEndpoint = z.object({
     .optional()
     .describe('Why the endpoint is disabled, as a sentence; present only while it is disabled'),
   createdAt: rfc3339('When the endpoint was registered'),
+  owner: z
+    .string()
+    .optional()
+    .describe(
+      "The principal that registered the endpoint and owns it: `jwt:<claim>` for a JWT, `token:<name>` for a named API token, `operator` for the service's unnamed API tokens. Answered only to callers with the webhooks:admin scope (or the operator); everyone else sees only their own endpoints",
+    ),
 });
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 
@@ -144,20 +158,32 @@ export type StoredWebhookEndpoint = {
   /** Why it is disabled; only while it is. */
   disabledReason?: string;
   createdAt: Date;
+  /** The principal that registered it (see WebhookEndpoint's owner). */
+  owner: string;
 };
 
-/** The WebhookEndpoint answered for a stored one: never its secret. */
-export const toWebhookEndpoint = ({
-  id,
-  url,
-  description,
-  eventTypes,
-  payloadFormat,
-  rateLimit,
-  enabled,
-  disabledReason,
-  createdAt,
-}: StoredWebhookEndpoint): WebhookEndpoint => ({
+/** The role that sees and manages every principal's webhook endpoints, and each one's owner. */
+export const WEBHOOKS_ADMIN_SCOPE = 'webhooks:admin';
+
+/** The principal of the service's unnamed API tokens: an administrator, and the owner of endpoints older than ownership. */
+export const OPERATOR_PRINCIPAL = 'operator';
+
+/** The WebhookEndpoint answered for a stored one: never its secret, and its owner only to an administrator. */
+export const toWebhookEndpoint = (
+  {
+    id,
+    url,
+    description,
+    eventTypes,
+    payloadFormat,
+    rateLimit,
+    enabled,
+    disabledReason,
+    createdAt,
+    owner,
+  }: StoredWebhookEndpoint,
+  { showOwner = false }: { showOwner?: boolean } = {},
+): WebhookEndpoint => ({
   id,
   url,
   ...(description !== undefined && { description }),
@@ -167,6 +193,7 @@ export const toWebhookEndpoint = ({
   enabled,
   ...(disabledReason !== undefined && { disabledReason }),
   createdAt: createdAt.toISOString(),
+  ...(showOwner && { owner }),
 });
 
 const secret = z
@@ -217,7 +244,7 @@ export type WebhookEndpointChanges = z.infer<typeof WebhookEndpointChanges>;
 /** The answer to POST /webhooks/{id}/rotate-secret. */
 export const RotatedWebhookSecret = z.object({
   secret: secret.describe(
-    'The new signing secret, shown only in this answer. For the rotation grace (24 hours by default) each delivery carries two signatures, with this secret and the previous one',
+    `The new signing secret, shown only in this answer. For the rotation grace (24 hours by default) each delivery carries a signature with this secret and one with each secret rotated out within the grace, up to ${WEBHOOK_PREVIOUS_SECRETS_MAX} of them`,
   ),
 });
 export type RotatedWebhookSecret = z.infer<typeof RotatedWebhookSecret>;

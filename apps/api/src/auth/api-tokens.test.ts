@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolveApiTokens, TOKEN_HASH_FILE } from './api-tokens.ts';
+import { type ApiTokens, resolveApiTokens, TOKEN_HASH_FILE } from './api-tokens.ts';
 import { createTokenVerifier, hashToken } from './token-hash.ts';
 
 let root: string;
@@ -36,18 +36,28 @@ describe('createTokenVerifier', () => {
   });
 });
 
+const hashesOf = ({ tokens }: ApiTokens) => tokens.map(({ hash }) => hash);
+
 describe('resolveApiTokens', () => {
   it('uses the configured tokens and leaves the data directory alone', () => {
     const dataDir = join(root, 'data');
-    const tokens = resolveApiTokens(['one', 'two'], dataDir);
-    expect(tokens).toStrictEqual({ hashes: [hashToken('one'), hashToken('two')] });
+    const tokens = resolveApiTokens(
+      [{ token: 'one' }, { token: 'two', principal: { name: 'team-b', scopes: ['plants:read'] } }],
+      dataDir,
+    );
+    expect(tokens).toStrictEqual({
+      tokens: [
+        { hash: hashToken('one') },
+        { hash: hashToken('two'), principal: { name: 'team-b', scopes: ['plants:read'] } },
+      ],
+    });
     expect(() => statSync(dataDir)).toThrow(/ENOENT/);
   });
 
   it('takes sha256:<hex> entries as the digest of a token, so no plaintext needs configuring', () => {
     const digest = hashToken('hashed-secret-token').toString('hex');
-    const tokens = resolveApiTokens([`sha256:${digest.toUpperCase()}`, 'plain-token'], root);
-    const verify = createTokenVerifier(tokens.hashes);
+    const tokens = resolveApiTokens([{ token: `sha256:${digest.toUpperCase()}` }, { token: 'plain-token' }], root);
+    const verify = createTokenVerifier(hashesOf(tokens));
     expect(verify('hashed-secret-token')).toBe(true);
     expect(verify('plain-token')).toBe(true);
     expect(verify(`sha256:${digest}`)).toBe(false);
@@ -55,8 +65,8 @@ describe('resolveApiTokens', () => {
 
   it('lets configured tokens win over a stored hash', () => {
     writeFileSync(join(root, TOKEN_HASH_FILE), `${hashToken('stored').toString('hex')}\n`);
-    const tokens = resolveApiTokens(['configured'], root);
-    const verify = createTokenVerifier(tokens.hashes);
+    const tokens = resolveApiTokens([{ token: 'configured' }], root);
+    const verify = createTokenVerifier(hashesOf(tokens));
     expect(verify('configured')).toBe(true);
     expect(verify('stored')).toBe(false);
     expect(tokens.generatedToken).toBeUndefined();
@@ -71,8 +81,8 @@ describe('resolveApiTokens', () => {
 
     const hashFile = join(dataDir, TOKEN_HASH_FILE);
     expect(tokens.hashFile).toBe(hashFile);
-    expect(tokens.hashes).toStrictEqual([hashToken(token)]);
-    expect(createTokenVerifier(tokens.hashes)(token)).toBe(true);
+    expect(tokens.tokens).toStrictEqual([{ hash: hashToken(token) }]);
+    expect(createTokenVerifier(hashesOf(tokens))(token)).toBe(true);
 
     const content = readFileSync(hashFile, 'utf8');
     expect(content).toBe(`${hashToken(token).toString('hex')}\n`);
@@ -91,9 +101,9 @@ describe('resolveApiTokens', () => {
     const second = resolveApiTokens([], root);
     expect(second.generatedToken).toBeUndefined();
     expect(second.hashFile).toBe(hashFile);
-    expect(second.hashes).toStrictEqual(first.hashes);
+    expect(second.tokens).toStrictEqual(first.tokens);
     expect(readFileSync(hashFile, 'utf8')).toBe(content);
-    expect(createTokenVerifier(second.hashes)(first.generatedToken as string)).toBe(true);
+    expect(createTokenVerifier(hashesOf(second))(first.generatedToken as string)).toBe(true);
   });
 
   it('generates a different token for each data directory', () => {

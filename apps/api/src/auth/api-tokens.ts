@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { StaticToken } from './authenticator.ts';
+import type { ApiTokenEntry } from './token-entries.ts';
 import { hashToken } from './token-hash.ts';
 
 export const TOKEN_HASH_FILE = 'api-token.sha256';
 
 export type ApiTokens = {
-  hashes: Buffer[];
+  tokens: StaticToken[];
   /** Set only on the start that generated it: the one time the plaintext exists. */
   generatedToken?: string;
   /** Where the generated token's hash is kept, when tokens do not come from the environment. */
@@ -16,17 +18,19 @@ export type ApiTokens = {
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
 /**
- * The tokens the service accepts: those configured (plain, or `sha256:<hex>`), or else one generated on first start whose
- * SHA-256 alone is kept in the data directory, so the service never runs open.
+ * The tokens the service accepts: those configured (plain, or `sha256:<hex>`, each the operator's
+ * or a named principal's), or else one of the operator's generated on first start whose SHA-256
+ * alone is kept in the data directory, so the service never runs open.
  */
-export const resolveApiTokens = (configured: readonly string[], dataDir: string): ApiTokens => {
+export const resolveApiTokens = (configured: readonly ApiTokenEntry[], dataDir: string): ApiTokens => {
   if (configured.length > 0) {
     return {
-      hashes: configured.map((entry) =>
-        entry.toLowerCase().startsWith('sha256:')
-          ? Buffer.from(entry.slice('sha256:'.length), 'hex')
-          : hashToken(entry),
-      ),
+      tokens: configured.map(({ token, principal }) => ({
+        hash: token.toLowerCase().startsWith('sha256:')
+          ? Buffer.from(token.slice('sha256:'.length), 'hex')
+          : hashToken(token),
+        ...(principal && { principal }),
+      })),
     };
   }
   const hashFile = join(dataDir, TOKEN_HASH_FILE);
@@ -40,7 +44,7 @@ export const resolveApiTokens = (configured: readonly string[], dataDir: string)
     if (!HEX_SHA256.test(stored)) {
       throw new Error(`${hashFile} does not hold a SHA-256 hex digest; delete it to generate a new token.`);
     }
-    return { hashes: [Buffer.from(stored, 'hex')], hashFile };
+    return { tokens: [{ hash: Buffer.from(stored, 'hex') }], hashFile };
   }
   const generatedToken = randomBytes(32).toString('base64url');
   const hash = hashToken(generatedToken);
@@ -49,5 +53,5 @@ export const resolveApiTokens = (configured: readonly string[], dataDir: string)
   const temporary = `${hashFile}.${process.pid}.tmp`;
   writeFileSync(temporary, `${hash.toString('hex')}\n`, { mode: 0o600 });
   renameSync(temporary, hashFile);
-  return { hashes: [hash], generatedToken, hashFile };
+  return { tokens: [{ hash }], generatedToken, hashFile };
 };

@@ -255,7 +255,7 @@ describe('several configured tokens', () => {
     dataDir = makeDataDir();
     store = await SqlitePlantStore.open(dataDir);
     const listening = createServer(
-      createApp({ store, authenticate: staticTokens([hashToken(first), hashToken(second)]) }),
+      createApp({ store, authenticate: staticTokens([{ hash: hashToken(first) }, { hash: hashToken(second) }]) }),
     ).listen(0, '127.0.0.1');
     app = listening;
     await new Promise((resolve) => listening.once('listening', resolve));

@@ -1,4 +1,4 @@
-import { type RouteMetadata, readBearerToken, type Scope } from '@org/plant-contract';
+import { type RouteMetadata, readBearerToken, type Scope, WEBHOOKS_ADMIN_SCOPE } from '@org/plant-contract';
 import type { AppRoute } from '@ts-rest/core';
 import type { Request, RequestHandler, Response } from 'express';
 import { HttpError } from '../http/http-error.ts';
@@ -17,11 +17,14 @@ const challenge = (error?: { code: string; description: string; scope?: string }
 
 export type BearerAuthOptions = {
   authenticate: Authenticator;
-  /** Requests per token; undefined for no limit. */
+  /** Requests per principal (all its tokens together); undefined for no limit. */
   perToken?: RateLimiter;
   /** Failed authentications per client address; undefined for no limit. */
   failuresPerAddress?: RateLimiter;
-  /** Whether scoped tokens (JWTs) must carry the scope each contract route declares in its metadata. */
+  /**
+   * Whether JWTs must carry the scope each contract route declares in its metadata. Named static
+   * tokens always must; the operator's never.
+   */
   requireScopes?: boolean;
 };
 
@@ -64,15 +67,21 @@ const bearerToken = (req: Request): string => {
 };
 
 /** What bearerAuth leaves in Express's per-response locals for the handlers. */
-type AuthLocals = { clientKey?: string };
+type AuthLocals = { principal?: Principal };
 
 /**
- * The key a request's client is known by in per-client limits: its credential's (Principal.key, a
- * static token's digest or a JWT's subject, as the rate limit per token counts) once authenticated,
- * else its address.
+ * The key a request's client is known by in per-client limits: its principal's (Principal.key, as
+ * the rate limit per principal counts) once authenticated, else its address.
  */
 export const clientKey = (req: Pick<Request, 'ip'>, res: Response): string =>
-  (res.locals as AuthLocals).clientKey ?? `address:${req.ip ?? 'unknown'}`;
+  (res.locals as AuthLocals).principal?.key ?? `address:${req.ip ?? 'unknown'}`;
+
+/** The principal bearerAuth authenticated the request as; a route behind it always has one. */
+export const principalOf = (res: Response): Principal => {
+  const { principal } = res.locals as AuthLocals;
+  if (principal === undefined) throw new Error('The request was not authenticated.');
+  return principal;
+};
 
 type RoutedRequest = Request & { tsRestRoute?: AppRoute };
 
@@ -80,14 +89,25 @@ type RoutedRequest = Request & { tsRestRoute?: AppRoute };
 const writeScopeOf = (scope: Scope): string | undefined =>
   scope.endsWith(':read') ? `${scope.slice(0, -':read'.length)}:write` : undefined;
 
-const checkScope = (req: RoutedRequest, principal: Principal): void => {
-  if (principal.scopes === undefined) return;
+/** The scope that grants `scope` on every principal's resources too: webhooks:admin for the webhook routes. */
+const adminScopeOf = (scope: Scope): string | undefined =>
+  scope.startsWith('webhooks:') ? WEBHOOKS_ADMIN_SCOPE : undefined;
+
+const checkScope = (req: RoutedRequest, principal: Principal, requireScopes: boolean): void => {
+  if (principal.scopes === undefined || !(requireScopes || principal.scopesAlwaysApply)) return;
   // ts-rest marks the request with its contract route before the global middleware runs; each route
   // declares its scope (a test of the contract proves it), so a route without one is a bug: 500.
   const scope = (req.tsRestRoute?.metadata as Partial<RouteMetadata> | undefined)?.scope;
   if (scope === undefined) throw new Error(`The route ${req.method} ${req.tsRestRoute?.path} declares no scope.`);
   const writeScope = writeScopeOf(scope);
-  if (principal.scopes.has(scope) || (writeScope !== undefined && principal.scopes.has(writeScope))) return;
+  const adminScope = adminScopeOf(scope);
+  if (
+    principal.scopes.has(scope) ||
+    (writeScope !== undefined && principal.scopes.has(writeScope)) ||
+    (adminScope !== undefined && principal.scopes.has(adminScope))
+  ) {
+    return;
+  }
   const description = `The access token lacks the ${scope} scope.`;
   throw new HttpError(403, description, challenge({ code: 'insufficient_scope', description, scope }));
 };
@@ -139,8 +159,8 @@ export const bearerAuth = ({
     }
     const tokenWait = perToken?.take(principal.key) ?? 0;
     if (tokenWait > 0) throw tooMany(tokenWait, 'Too many requests with this token');
-    if (requireScopes) checkScope(req, principal);
-    (res.locals as AuthLocals).clientKey = principal.key;
+    checkScope(req, principal, requireScopes);
+    (res.locals as AuthLocals).principal = principal;
   };
 
   // Express 4 does not catch a middleware's rejected promise: it travels with next().

@@ -62,6 +62,7 @@ type AppOptions = {
   jwksMaxStaleMs?: number;
   now?: () => number;
   keyLookup?: JWTVerifyGetKey;
+  principalClaim?: string;
 };
 
 const startApp = async ({
@@ -82,7 +83,7 @@ const startApp = async ({
       },
     }),
     authenticate: combineAuthenticators({
-      tokens: staticTokens([hashToken(STATIC_TOKEN)]),
+      tokens: staticTokens([{ hash: hashToken(STATIC_TOKEN) }]),
       jwt: jwtAuthenticator({
         jwksUrl: url,
         issuer: ISSUER,
@@ -454,5 +455,27 @@ describe('signing keys and algorithms', () => {
     expect((await send(another, 'GET')).status).toBe(429);
     const served = await Promise.all(Array.from({ length: 3 }, () => send(calm, 'GET')));
     expect(served.map((response) => response.status)).toEqual([200, 200, 200]);
+  });
+});
+
+describe('the principal of a JWT', () => {
+  it('is refused, 401 invalid_token, without the principal claim or with it empty', async () => {
+    const { send, created } = await startApp();
+    await expectInvalidToken(await send(await sign(WRITER, { subject: '' })));
+    const azpOnly = await startApp({ principalClaim: 'azp' });
+    await expectInvalidToken(await azpOnly.send(await sign(WRITER)));
+    await expectInvalidToken(await azpOnly.send(await sign({ ...WRITER, azp: 42 })));
+    expect(created).toHaveLength(0);
+  });
+
+  it('is named by the configured claim: two subjects of one client are one principal, sharing its limits', async () => {
+    const { send } = await startApp({ principalClaim: 'azp', rateLimitPerToken: 3 });
+    const first = await sign({ ...WRITER, azp: 'inventory-service' }, { subject: 'worker-1' });
+    const second = await sign({ ...WRITER, azp: 'inventory-service' }, { subject: 'worker-2' });
+    const other = await sign({ ...WRITER, azp: 'web-frontend' }, { subject: 'worker-1' });
+    const flood = await Promise.all(Array.from({ length: 30 }, () => send(first, 'GET')));
+    expect(flood.map((response) => response.status)).toContain(429);
+    expect((await send(second, 'GET')).status).toBe(429);
+    expect((await send(other, 'GET')).status).toBe(200);
   });
 });

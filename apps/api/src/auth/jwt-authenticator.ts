@@ -1,3 +1,4 @@
+import { WEBHOOKS_ADMIN_SCOPE } from '@org/plant-contract';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -11,8 +12,7 @@ import {
   jwtVerify,
 } from 'jose';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
-import { type Authenticator, AuthUnavailableError } from './authenticator.ts';
-import { hashToken } from './token-hash.ts';
+import { type Authenticator, AuthUnavailableError, type Principal } from './authenticator.ts';
 
 export type JwtOptions = {
   jwksUrl: string;
@@ -42,6 +42,12 @@ export type JwtOptions = {
    * JWKS would never perform, such as one handing an RSA key's PEM to HMAC.
    */
   keyLookup?: JWTVerifyGetKey;
+  /**
+   * The claim that names the token's principal, which owns what it creates: `sub` by default, or
+   * where an identity provider puts the client or the tenant (`azp`, `client_id`, …). A token
+   * without it, or with it empty or not a string, is refused.
+   */
+  principalClaim?: string;
 };
 
 /** The token itself is bad: 401 invalid_token. Anything else means the keys cannot be had: 503. */
@@ -87,6 +93,7 @@ export const jwtAuthenticator = ({
   jwksMaxStaleMs = CONFIG_DEFAULTS.jwt.jwksMaxStaleMs,
   now = Date.now,
   keyLookup,
+  principalClaim = 'sub',
 }: JwtOptions): Authenticator => {
   // jose records here the keys it last fetched, and when.
   const fetched: JWKSCacheInput = {};
@@ -114,13 +121,16 @@ export const jwtAuthenticator = ({
     if (stale?.uat !== uat) stale = { uat, keys: createLocalJWKSet(jwks) };
     return stale.keys;
   };
-  const identify = (token: string, payload: JWTPayload) => {
-    const subject = payload.sub ?? hashToken(token).toString('hex').slice(0, 16);
-    return { key: `jwt:${subject}`, scopes: scopesOf(payload) };
+  const identify = (payload: JWTPayload): Principal | undefined => {
+    const name = payload[principalClaim];
+    // Without a name, every such token would be a principal of its own, or all one: neither is a team.
+    if (typeof name !== 'string' || name === '') return undefined;
+    const scopes = scopesOf(payload);
+    return { key: `jwt:${name}`, scopes, admin: scopes.has(WEBHOOKS_ADMIN_SCOPE) };
   };
   const verifyStale = async (token: string, stale: ReturnType<typeof createLocalJWKSet>) => {
     try {
-      return identify(token, (await jwtVerify(token, stale, options)).payload);
+      return identify((await jwtVerify(token, stale, options)).payload);
     } catch (error) {
       if (isTokenError(error)) return undefined;
       throw error;
@@ -131,7 +141,7 @@ export const jwtAuthenticator = ({
     const recent = now() - failedAt < jwksCooldownMs ? staleKeys() : undefined;
     if (recent) return verifyStale(token, recent);
     try {
-      return identify(token, (await jwtVerify(token, keys, options)).payload);
+      return identify((await jwtVerify(token, keys, options)).payload);
     } catch (error) {
       if (isTokenError(error)) return undefined;
       failedAt = now();

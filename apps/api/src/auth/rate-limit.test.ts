@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AppOptions, createApp } from '../app.ts';
+import { TEAM_SCOPES } from '../auth/token-entries.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { staticTokens } from './authenticator.ts';
@@ -24,7 +25,10 @@ const WRONG = 'wrong-token-0123456789';
 const start = async (options: Pick<AppOptions, 'rateLimitPerToken' | 'authFailuresPerMinute' | 'trustProxy'>) => {
   const app = createApp({
     store: fakeStore(),
-    authenticate: staticTokens([hashToken(FLOOD), hashToken(CALM)]),
+    authenticate: staticTokens([
+      { hash: hashToken(FLOOD), principal: { name: 'flood', scopes: TEAM_SCOPES } },
+      { hash: hashToken(CALM), principal: { name: 'calm', scopes: TEAM_SCOPES } },
+    ]),
     ...options,
   });
   server = createServer(app);

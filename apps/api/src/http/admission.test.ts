@@ -58,7 +58,7 @@ const start = async (limits: Partial<AdmissionLimits>, corsOrigins?: readonly st
   );
   const app = createApp({
     store: gate.slowed,
-    authenticate: staticTokens([hashToken(TOKEN)]),
+    authenticate: staticTokens([{ hash: hashToken(TOKEN) }]),
     metrics,
     serveMetrics: true,
     logger,

@@ -4,6 +4,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
+import { TEAM_SCOPES } from '../auth/token-entries.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import type { ListOptions, StoredPlant } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
@@ -27,10 +28,25 @@ afterEach(async () => {
 const start = async (maxAnswerBytes: number) => {
   const gates: (() => void)[] = [];
   const plants: StoredPlant[] = [{ id: 1n, name: 'Monstera' }];
+  // ep_1 exists, the operator's: its deliveries are listed (and counted) rather than answered 404.
+  const endpoint = {
+    id: 'ep_1',
+    url: 'https://hooks.example.com/a',
+    eventTypes: ['newPlant' as const],
+    payloadFormat: 'plain' as const,
+    enabled: true,
+    createdAt: new Date(),
+    owner: 'operator',
+  };
   const store = fakeStore({
     list: () => new Promise((resolve) => gates.push(() => resolve(plants))),
   });
-  const app = createApp({ store, authenticate: staticTokens([hashToken(TOKEN)]), maxAnswerBytes });
+  const webhooks = {
+    ...store.webhooks,
+    getEndpoint: async (id: string) => (id === endpoint.id ? endpoint : undefined),
+  };
+  Object.assign(store, { webhooks });
+  const app = createApp({ store, authenticate: staticTokens([{ hash: hashToken(TOKEN) }]), maxAnswerBytes });
   server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server?.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -117,7 +133,10 @@ describe("a client's share of the answer budget", () => {
   it('keeps serving lists to a second token while one token holds many unread maximal pages', async () => {
     const app = createApp({
       store: fakeStore({ list: maximalPages }),
-      authenticate: staticTokens([hashToken(GREEDY), hashToken(OTHER)]),
+      authenticate: staticTokens([
+        { hash: hashToken(GREEDY), principal: { name: 'greedy', scopes: TEAM_SCOPES } },
+        { hash: hashToken(OTHER), principal: { name: 'other', scopes: TEAM_SCOPES } },
+      ]),
     });
     server = createServer(app).listen(0, '127.0.0.1');
     await new Promise((resolve) => server?.once('listening', resolve));

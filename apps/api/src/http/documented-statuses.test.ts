@@ -24,7 +24,7 @@ let document: OpenApiDocumentJson & { paths: Record<string, Record<string, unkno
 let checker: ResponseChecker;
 
 beforeAll(async () => {
-  const app = createApp({ store: fakeStore(), authenticate: staticTokens([hashToken(TOKEN)]) });
+  const app = createApp({ store: fakeStore(), authenticate: staticTokens([{ hash: hashToken(TOKEN) }]) });
   // Short header timeout: a request whose headers stall gets its 408 within a second.
   server = createHttpServer(app, { ...CONFIG_DEFAULTS.server, headersTimeoutMs: 300, requestTimeoutMs: 600 });
   answerClientErrors(server);

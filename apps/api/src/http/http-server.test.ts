@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 const start = async (store: PlantStore = fakeStore(), timeouts: Partial<ServerConfig> = {}) => {
-  const app = createApp({ store, authenticate: staticTokens([hashToken(TOKEN)]) });
+  const app = createApp({ store, authenticate: staticTokens([{ hash: hashToken(TOKEN) }]) });
   const created = createHttpServer(app, { ...CONFIG_DEFAULTS.server, ...timeouts });
   answerClientErrors(created);
   server = created;

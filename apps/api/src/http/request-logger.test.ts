@@ -25,7 +25,7 @@ const startLogged = async (level: 'debug' | 'info' = 'debug', trustProxy: AppOpt
   });
   const app = createApp({
     store: memoryStore,
-    authenticate: staticTokens([hashToken(TOKEN)]),
+    authenticate: staticTokens([{ hash: hashToken(TOKEN) }]),
     logger: pino({ level }, sink),
     trustProxy,
   });

@@ -41,7 +41,13 @@ const start = async ({ serveMetrics }: { serveMetrics: boolean }) => {
   });
   createWebhookMetrics(metrics.registry, counted);
   const logger = pino({ enabled: false });
-  const api = createApp({ store, authenticate: staticTokens([hashToken(TOKEN)]), metrics, serveMetrics, logger });
+  const api = createApp({
+    store,
+    authenticate: staticTokens([{ hash: hashToken(TOKEN) }]),
+    metrics,
+    serveMetrics,
+    logger,
+  });
   const ops = createOpsApp({
     readiness: storeReadiness(store),
     alive: () => store.alive(),

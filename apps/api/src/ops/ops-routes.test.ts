@@ -48,7 +48,7 @@ const start = async (
 ) => {
   const app = createApp({
     store,
-    authenticate: staticTokens([hashToken(TOKEN)]),
+    authenticate: staticTokens([{ hash: hashToken(TOKEN) }]),
     isDraining: draining,
     serveMetrics: true,
     ...(metrics && { metrics: createMetrics(metrics) }),
@@ -142,7 +142,7 @@ describe('GET /readyz', () => {
     let clock = 0;
     const readiness = storeReadiness(counting.store, { now: () => clock });
     const api = await listen(
-      createApp({ store: counting.store, authenticate: staticTokens([hashToken(TOKEN)]), readiness }),
+      createApp({ store: counting.store, authenticate: staticTokens([{ hash: hashToken(TOKEN) }]), readiness }),
     );
     const logger = pino({ enabled: false });
     const metrics = createMetrics({ processMetrics: false });
@@ -179,7 +179,9 @@ describe('GET /metrics', () => {
   };
 
   it('is not served on the API port unless asked: the API port is the public one', async () => {
-    const url = await listen(createApp({ store: fakeStore(), authenticate: staticTokens([hashToken(TOKEN)]) }));
+    const url = await listen(
+      createApp({ store: fakeStore(), authenticate: staticTokens([{ hash: hashToken(TOKEN) }]) }),
+    );
     const answer = await httpRequest(`${url}/metrics`);
     expect([answer.status, answer.json()]).toStrictEqual([
       404,

@@ -473,10 +473,9 @@ describe('store failures', () => {
 
   const serveWith = async (create: PlantStore['create']) => {
     const store = fakeStore({ create });
-    const listening = createServer(createApp({ store, authenticate: staticTokens([hashToken(TEST_TOKEN)]) })).listen(
-      0,
-      '127.0.0.1',
-    );
+    const listening = createServer(
+      createApp({ store, authenticate: staticTokens([{ hash: hashToken(TEST_TOKEN) }]) }),
+    ).listen(0, '127.0.0.1');
     app = listening;
     await new Promise((resolve) => listening.once('listening', resolve));
     const { port } = listening.address() as AddressInfo;

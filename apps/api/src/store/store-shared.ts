@@ -24,7 +24,7 @@ export const DELETE_BATCH = 250;
 
 /** The columns an endpoint is read with (see EndpointRow). */
 export const ENDPOINT_COLUMNS =
-  'id, url, description, event_types, payload_format, rate_limit, enabled, disabled_reason, created_at';
+  'id, url, description, event_types, payload_format, rate_limit, enabled, disabled_reason, created_at, owner';
 
 /** The event types an endpoint receives, as stored: comma-separated. */
 export const storedEventTypes = (types: readonly WebhookEventType[]): string => types.join(',');
@@ -44,6 +44,7 @@ export type EndpointRow = {
   enabled: boolean | number | bigint;
   disabled_reason: string | null;
   created_at: StoredTime;
+  owner: string;
 };
 
 export type DeliveryRow = {
@@ -66,7 +67,8 @@ export const registeredEndpoint = (
     url,
     description,
     rateLimit,
-  }: { id: string; url: string; description?: string | undefined; rateLimit?: number | undefined },
+    owner,
+  }: { id: string; url: string; description?: string | undefined; rateLimit?: number | undefined; owner: string },
   eventTypes: WebhookEventType[],
   payloadFormat: PayloadFormat,
   createdAt: Date,
@@ -79,6 +81,7 @@ export const registeredEndpoint = (
   ...(rateLimit !== undefined && { rateLimit }),
   enabled: true,
   createdAt,
+  owner,
 });
 
 export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
@@ -91,6 +94,7 @@ export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   enabled: Number(row.enabled) === 1,
   ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
   createdAt: toDate(row.created_at),
+  owner: row.owner,
 });
 
 export const toDelivery = (row: DeliveryRow): StoredDelivery => ({

@@ -42,8 +42,9 @@ const registerEndpoints = async (store: PlantStore): Promise<string[]> => {
         id,
         url: `https://receiver.example.com/${index}`,
         secret: `whsec_${Buffer.alloc(32, index).toString('base64')}`,
+        owner: 'operator',
       },
-      ENDPOINTS,
+      { perOwner: ENDPOINTS, total: 10_000 },
     );
     ids.push(id);
   }

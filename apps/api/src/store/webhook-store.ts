@@ -43,10 +43,15 @@ export type NewStoredEndpoint = Omit<
 /** The answer to createEndpoint: registered, or why not. */
 export type CreateEndpointOutcome =
   | { outcome: 'created'; endpoint: StoredEndpoint }
-  /** `max` endpoints exist already. */
+  /** Its owner has `perOwner` endpoints already. */
   | { outcome: 'too-many' }
-  /** Another endpoint has this URL: one receiver, one endpoint. */
+  /** All owners together have `total` endpoints already. */
+  | { outcome: 'too-many-in-all' }
+  /** Another endpoint of the same owner has this URL: one receiver, one endpoint. */
   | { outcome: 'url-taken'; holder: string };
+
+/** The most endpoints an owner, and all owners together, may have. */
+export type EndpointCaps = { perOwner: number; total: number };
 
 /** What PATCH /webhooks/{id} may change; `description: null` removes it. */
 export type EndpointChanges = {
@@ -68,11 +73,15 @@ export type UpdateEndpointOutcome =
 /** An endpoint's disabledReason once `PATCH { "enabled": false }` disabled it. */
 export const DISABLED_BY_REQUEST = 'Disabled by a PATCH request.';
 
-/** An endpoint's signing secrets as stored (plain or sealed), for sealing plain ones. */
-export type EndpointSecrets = { id: string; secret: string; previousSecret?: string };
+/** An endpoint's signing secrets as stored (plain or sealed), those rotated out included, for sealing plain ones. */
+export type EndpointSecrets = { id: string; secret: string; previousSecrets: string[] };
 
 /** The secrets, as stored, that sign an endpoint's deliveries now. */
-export type SigningSecrets = { secret: string; previousSecret?: string };
+export type SigningSecrets = {
+  secret: string;
+  /** Those rotated out whose grace lasts, newest first; absent when there is none. */
+  previousSecrets?: string[];
+};
 
 /** A delivery's id is `msg_<instance>_<seq>`: the database it belongs to and its key there. */
 export const parseDeliveryId = (id: string): { instance: string; seq: bigint } | undefined => {
@@ -107,8 +116,8 @@ export type ClaimedDelivery = {
   url: string;
   /** As stored (see NewStoredEndpoint). */
   secret: string;
-  /** The secret before the last rotation, while its grace lasts: deliveries are signed with both. */
-  previousSecret?: string;
+  /** The secrets rotated out whose grace lasts, newest first: deliveries are signed with each. */
+  previousSecrets?: string[];
   type: WebhookEventType;
   /** The endpoint's, when claimed. */
   payloadFormat: PayloadFormat;
@@ -178,16 +187,20 @@ export type IdempotencyClaim =
   | { outcome: 'done'; status: number; body: string };
 
 export interface WebhookStore {
-  /** Registers the endpoint unless `max` endpoints exist already or another has its URL. */
-  createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome>;
+  /** Registers the endpoint unless a cap is reached or another endpoint of its owner has its URL. */
+  createEndpoint(endpoint: NewStoredEndpoint, caps: EndpointCaps): Promise<CreateEndpointOutcome>;
   /**
-   * Changes what is given; a URL another endpoint has is refused (url-taken), whatever else changes.
+   * Changes what is given; a URL another endpoint of its owner has is refused (url-taken), whatever else changes.
    * Disabling keeps the pending deliveries (not claimed while disabled, see `disableEndpoint`);
    * enabling a disabled endpoint clears its disabledReason and failing streak, so they go out again.
    */
   updateEndpoint(id: string, changes: EndpointChanges): Promise<UpdateEndpointOutcome>;
-  /** Signs with `secret` from now on, and with the current one too until `previousUntil`; false when there is no such endpoint. */
-  rotateSecret(id: string, secret: string, previousUntil: Date): Promise<boolean>;
+  /**
+   * Signs with `secret` from now on, and with the current one too for `graceMs` by the store's
+   * clock (the one that compares it), beside those rotated out before whose grace lasts, the newest
+   * WEBHOOK_PREVIOUS_SECRETS_MAX of them; false when there is no such endpoint.
+   */
+  rotateSecret(id: string, secret: string, graceMs: number): Promise<boolean>;
   /**
    * Makes up to `limit` failed deliveries of an enabled endpoint created at or after `since` pending
    * again, due now, oldest first (their webhook-id unchanged); resolves how many.
@@ -202,10 +215,10 @@ export interface WebhookStore {
    * grace lasts, as a claimed delivery has them; undefined when there is no such endpoint.
    */
   signingSecrets(id: string): Promise<SigningSecrets | undefined>;
-  /** Replaces a stored secret if it is still `from`; resolves whether it was. */
+  /** Replaces a stored secret (the current one, or one rotated out) if it is still `from`; resolves whether it was. */
   replaceSecret(id: string, which: 'secret' | 'previousSecret', from: string, to: string): Promise<boolean>;
-  /** Endpoints oldest first. */
-  listEndpoints(): Promise<StoredEndpoint[]>;
+  /** The endpoints of `owner` (every owner's when undefined), oldest first. */
+  listEndpoints(owner?: string): Promise<StoredEndpoint[]>;
   getEndpoint(id: string): Promise<StoredEndpoint | undefined>;
   /** Removes the endpoint and its deliveries; resolves false when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;

@@ -3,9 +3,17 @@ import type { WebhookStore } from '../store/webhook-store.ts';
 
 /** No endpoints, nothing to deliver. */
 const noWebhooks: WebhookStore = {
-  createEndpoint: async ({ id, url }) => ({
+  createEndpoint: async ({ id, url, owner }) => ({
     outcome: 'created',
-    endpoint: { id, url, eventTypes: ['newPlant'], payloadFormat: 'plain', createdAt: new Date(), enabled: true },
+    endpoint: {
+      id,
+      url,
+      eventTypes: ['newPlant'],
+      payloadFormat: 'plain',
+      createdAt: new Date(),
+      enabled: true,
+      owner,
+    },
   }),
   updateEndpoint: async () => ({ outcome: 'not-found' }),
   rotateSecret: async () => false,

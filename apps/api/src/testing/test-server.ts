@@ -19,6 +19,19 @@ export const TEST_TOKEN = 'test-token-0123456789abcdef';
 /** A token with scopes, as a JWT has them (the fake's `{ token, scopes }`): for the answers of a missing scope. */
 export const SCOPED_TEST_TOKEN = 'test-token-scoped-0123456789';
 export const SCOPED_TEST_TOKEN_SCOPES = ['plants:write', 'webhooks:read'] as const;
+/**
+ * Two teams' tokens, each a principal of its own with every route's scope on its own resources,
+ * team A's in two (a rotation: the old and the new token), and an administrator's (webhooks:admin).
+ */
+export const TEAM_A_TOKEN = 'test-token-team-a-0123456789';
+export const TEAM_A_NEW_TOKEN = 'test-token-team-a-rotated-0123';
+export const TEAM_B_TOKEN = 'test-token-team-b-0123456789';
+export const ADMIN_TEST_TOKEN = 'test-token-admin-0123456789';
+/** The owner the service names each principal by (the fake is told the same). */
+export const TEAM_A = 'token:team-a';
+export const TEAM_B = 'token:team-b';
+const TEAM_SCOPES = ['plants:write', 'webhooks:write'] as const;
+const ADMIN_SCOPES = ['plants:read', 'webhooks:admin'] as const;
 
 export type TestServer = {
   url: string;
@@ -70,12 +83,15 @@ const openStore = async (dataDir: string, clock?: Clock): Promise<{ store: Plant
   };
 };
 
-const staticTestToken = staticTokens([hashToken(TEST_TOKEN)]);
-/** TEST_TOKEN, static, and SCOPED_TEST_TOKEN with its scopes. */
-const testTokens: Authenticator = async (token) =>
-  token === SCOPED_TEST_TOKEN
-    ? { key: 'token:scoped', scopes: new Set(SCOPED_TEST_TOKEN_SCOPES) }
-    : staticTestToken(token);
+/** TEST_TOKEN, the operator's; the others named, with their scopes. */
+const testTokens: Authenticator = staticTokens([
+  { hash: hashToken(TEST_TOKEN) },
+  { hash: hashToken(SCOPED_TEST_TOKEN), principal: { name: 'scoped', scopes: SCOPED_TEST_TOKEN_SCOPES } },
+  { hash: hashToken(TEAM_A_TOKEN), principal: { name: 'team-a', scopes: TEAM_SCOPES } },
+  { hash: hashToken(TEAM_A_NEW_TOKEN), principal: { name: 'team-a', scopes: TEAM_SCOPES } },
+  { hash: hashToken(TEAM_B_TOKEN), principal: { name: 'team-b', scopes: TEAM_SCOPES } },
+  { hash: hashToken(ADMIN_TEST_TOKEN), principal: { name: 'admin', scopes: ADMIN_SCOPES } },
+]);
 
 /** Closes `server` and its connections, then runs `after`; a second call does nothing. */
 const stopOnce = (server: Server, after: () => Promise<void> = async () => {}) => {
@@ -105,10 +121,18 @@ const postTestDelivery = async ({ url, method, headers, body }: SignedDelivery):
 const startFakeServer = async (dataDir: string, options: TestAppOptions): Promise<TestServer> => {
   const { createPlantStoreFake } = await import('@org/plant-client/testing');
   const fake = createPlantStoreFake({
-    tokens: [TEST_TOKEN, { token: SCOPED_TEST_TOKEN, scopes: SCOPED_TEST_TOKEN_SCOPES }],
+    tokens: [
+      TEST_TOKEN,
+      { token: SCOPED_TEST_TOKEN, scopes: SCOPED_TEST_TOKEN_SCOPES, principal: 'token:scoped' },
+      { token: TEAM_A_TOKEN, scopes: TEAM_SCOPES, principal: TEAM_A },
+      { token: TEAM_A_NEW_TOKEN, scopes: TEAM_SCOPES, principal: TEAM_A },
+      { token: TEAM_B_TOKEN, scopes: TEAM_SCOPES, principal: TEAM_B },
+      { token: ADMIN_TEST_TOKEN, scopes: ADMIN_SCOPES, principal: 'token:admin' },
+    ],
     ...(options.bodyLimit !== undefined && { bodyLimit: options.bodyLimit }),
     ...(options.allowPrivateWebhooks !== undefined && { allowPrivateWebhooks: options.allowPrivateWebhooks }),
     ...(options.webhookRotationGraceMs !== undefined && { rotationGraceMs: options.webhookRotationGraceMs }),
+    ...(options.webhookEndpointsMax !== undefined && { webhookEndpointsMax: options.webhookEndpointsMax }),
     sendTestDelivery: postTestDelivery,
   });
   const { server, url } = await serveFake(fake);

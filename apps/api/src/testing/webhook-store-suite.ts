@@ -1,3 +1,4 @@
+import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
 import { describe, expect, it } from 'vitest';
 import type { Tracing } from '../ops/tracing-hooks.ts';
 import type { PlantStore } from '../store/plant-store.ts';
@@ -11,6 +12,7 @@ const newEndpoint = (overrides: Partial<NewStoredEndpoint> = {}): NewStoredEndpo
     id: `ep_test${String(endpointCount).padStart(6, '0')}`,
     url: `https://receiver.example.com/hooks/${endpointCount}`,
     secret: `whsec_${Buffer.alloc(32, endpointCount).toString('base64')}`,
+    owner: 'operator',
     ...overrides,
   };
 };
@@ -35,13 +37,39 @@ export const expectDuplicateUrlsKept = async (store: PlantStore): Promise<void> 
   expect((await store.webhooks.listEndpoints()).map((endpoint) => endpoint.id)).toStrictEqual(['ep_old', 'ep_dup']);
   // Registered before event types: they receive creations, as they did.
   for (const endpoint of await store.webhooks.listEndpoints()) expect(endpoint.eventTypes).toStrictEqual(['newPlant']);
-  const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c' };
-  expect(await store.webhooks.createEndpoint(again, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_old' });
+  const again = { id: 'ep_new', url: 'https://hooks.example.com/a', secret: 'whsec_c', owner: 'operator' };
+  expect(await store.webhooks.createEndpoint(again, { perOwner: 100, total: 10_000 })).toStrictEqual({
+    outcome: 'url-taken',
+    holder: 'ep_old',
+  });
   expect(await store.webhooks.updateEndpoint('ep_dup', { url: 'https://hooks.example.com/b' })).toMatchObject({
     outcome: 'updated',
   });
   const other = { ...again, url: 'https://hooks.example.com/b' };
-  expect(await store.webhooks.createEndpoint(other, 100)).toStrictEqual({ outcome: 'url-taken', holder: 'ep_dup' });
+  expect(await store.webhooks.createEndpoint(other, { perOwner: 100, total: 10_000 })).toStrictEqual({
+    outcome: 'url-taken',
+    holder: 'ep_dup',
+  });
+};
+
+/**
+ * After the migration that gave endpoints owners met ep_before (registered before it): the operator
+ * owns it, it is listed among the operator's and no one else's.
+ */
+export const expectEndpointsGivenToOperator = async (store: PlantStore): Promise<void> => {
+  expect(await store.webhooks.getEndpoint('ep_before')).toMatchObject({ id: 'ep_before', owner: 'operator' });
+  expect((await store.webhooks.listEndpoints('operator')).map(({ id }) => id)).toStrictEqual(['ep_before']);
+  expect(await store.webhooks.listEndpoints('token:team-a')).toStrictEqual([]);
+  // The operator keeps its one endpoint per URL; another principal may register the same URL.
+  const again = { id: 'ep_again', url: 'https://hooks.example.com/a', secret: 'whsec_c' };
+  const caps = { perOwner: 100, total: 1000 };
+  expect(await store.webhooks.createEndpoint({ ...again, owner: 'operator' }, caps)).toStrictEqual({
+    outcome: 'url-taken',
+    holder: 'ep_before',
+  });
+  expect(await store.webhooks.createEndpoint({ ...again, owner: 'token:team-a' }, caps)).toMatchObject({
+    outcome: 'created',
+  });
 };
 
 /** The traceparent every create of a store opened with `fixedTracing` keeps. */
@@ -64,7 +92,7 @@ const claimAll = (store: PlantStore) =>
  */
 export const expectTraceparentKept = async (traced: PlantStore, reopen: () => Promise<PlantStore>): Promise<void> => {
   const endpoint = newEndpoint();
-  await traced.webhooks.createEndpoint(endpoint, 100);
+  await traced.webhooks.createEndpoint(endpoint, { perOwner: 100, total: 10_000 });
   await traced.create({ id: 41n, name: 'Traced' });
   await traced.close();
   const store = await reopen();
@@ -92,7 +120,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     store().webhooks.claimDue({ limit, leaseMs, perEndpoint, room });
 
   const register = async (endpoint = newEndpoint()): Promise<StoredEndpoint> => {
-    const created = await store().webhooks.createEndpoint(endpoint, 100);
+    const created = await store().webhooks.createEndpoint(endpoint, { perOwner: 100, total: 10_000 });
     if (created.outcome !== 'created') throw new Error(`The endpoint was not registered: ${created.outcome}.`);
     return created.endpoint;
   };
@@ -134,7 +162,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('registers endpoints, lists them oldest first without secrets, reads and deletes them', async () => {
       const first = newEndpoint({ description: 'Inventory' });
       const second = newEndpoint();
-      expect(await store().webhooks.createEndpoint(first, 100)).toStrictEqual({
+      expect(await store().webhooks.createEndpoint(first, { perOwner: 100, total: 10_000 })).toStrictEqual({
         outcome: 'created',
         endpoint: {
           id: first.id,
@@ -144,9 +172,10 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
           payloadFormat: 'plain',
           enabled: true,
           createdAt: expect.any(Date),
+          owner: 'operator',
         },
       });
-      const registered = await store().webhooks.createEndpoint(second, 100);
+      const registered = await store().webhooks.createEndpoint(second, { perOwner: 100, total: 10_000 });
       const listed = await store().webhooks.listEndpoints();
       expect(listed.map((endpoint) => endpoint.id)).toStrictEqual([first.id, second.id]);
       expect(registered).toStrictEqual({ outcome: 'created', endpoint: listed[1] });
@@ -157,6 +186,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
         payloadFormat: 'plain',
         enabled: true,
         createdAt: expect.any(Date),
+        owner: 'operator',
       });
       for (const endpoint of listed) expect(endpoint).not.toHaveProperty('secret');
       expect(await store().webhooks.getEndpoint(second.id)).toStrictEqual(listed[1]);
@@ -170,11 +200,46 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     });
   });
 
+  it('lists one owner’s endpoints, or every owner’s, and caps each owner and all of them together', async () => {
+    const caps = { perOwner: 2, total: 3 };
+    const a = [newEndpoint({ owner: 'token:a' }), newEndpoint({ owner: 'token:a' })];
+    for (const endpoint of a)
+      expect(await store().webhooks.createEndpoint(endpoint, caps)).toMatchObject({ outcome: 'created' });
+    expect(await store().webhooks.createEndpoint(newEndpoint({ owner: 'token:a' }), caps)).toStrictEqual({
+      outcome: 'too-many',
+    });
+    const b = newEndpoint({ owner: 'token:b', url: a[0]?.url as string });
+    expect(await store().webhooks.createEndpoint(b, caps)).toMatchObject({
+      outcome: 'created',
+      endpoint: { id: b.id, owner: 'token:b' },
+    });
+    expect(await store().webhooks.createEndpoint(newEndpoint({ owner: 'token:c' }), caps)).toStrictEqual({
+      outcome: 'too-many-in-all',
+    });
+    expect((await store().webhooks.listEndpoints('token:a')).map(({ id }) => id)).toStrictEqual(a.map(({ id }) => id));
+    expect((await store().webhooks.listEndpoints('token:b')).map(({ id, owner }) => [id, owner])).toStrictEqual([
+      [b.id, 'token:b'],
+    ]);
+    expect(await store().webhooks.listEndpoints('token:c')).toStrictEqual([]);
+    expect(await store().webhooks.listEndpoints()).toHaveLength(3);
+    // A URL another owner's endpoint has is no conflict for a PATCH either; one of its own owner's is.
+    const moved = await store().webhooks.updateEndpoint(b.id, { url: a[1]?.url as string });
+    expect(moved).toMatchObject({ outcome: 'updated' });
+    expect(await store().webhooks.updateEndpoint(a[0]?.id as string, { url: a[1]?.url as string })).toStrictEqual({
+      outcome: 'url-taken',
+      holder: a[1]?.id,
+    });
+  });
+
   it('registers no more than the most endpoints allowed', async () => {
     for (let index = 0; index < 3; index++)
-      expect(await store().webhooks.createEndpoint(newEndpoint(), 3)).toMatchObject({ outcome: 'created' });
+      expect(await store().webhooks.createEndpoint(newEndpoint(), { perOwner: 3, total: 10_000 })).toMatchObject({
+        outcome: 'created',
+      });
     const extra = newEndpoint();
-    expect(await store().webhooks.createEndpoint(extra, 3)).toStrictEqual({ outcome: 'too-many' });
+    expect(await store().webhooks.createEndpoint(extra, { perOwner: 3, total: 10_000 })).toStrictEqual({
+      outcome: 'too-many',
+    });
     expect(await store().webhooks.getEndpoint(extra.id)).toBeUndefined();
     expect(await store().webhooks.listEndpoints()).toHaveLength(3);
   });
@@ -183,7 +248,7 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
     it('keeps one endpoint per URL, also when registrations race and when an update moves to a taken URL', async () => {
       const first = await register();
       const same = newEndpoint({ url: first.url });
-      expect(await store().webhooks.createEndpoint(same, 100)).toStrictEqual({
+      expect(await store().webhooks.createEndpoint(same, { perOwner: 100, total: 10_000 })).toStrictEqual({
         outcome: 'url-taken',
         holder: first.id,
       });
@@ -191,7 +256,9 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
 
       const url = 'https://receiver.example.com/raced';
       const racing = Array.from({ length: 5 }, () => newEndpoint({ url }));
-      const outcomes = await Promise.all(racing.map((endpoint) => store().webhooks.createEndpoint(endpoint, 100)));
+      const outcomes = await Promise.all(
+        racing.map((endpoint) => store().webhooks.createEndpoint(endpoint, { perOwner: 100, total: 10_000 })),
+      );
       const winners = outcomes.filter((outcome) => outcome.outcome === 'created');
       expect(winners).toHaveLength(1);
       const winner = (winners[0] as { endpoint: StoredEndpoint }).endpoint.id;
@@ -295,23 +362,57 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const lasting = await register();
       const ending = await register();
       const [lastingSecret, endingSecret] = await store().webhooks.endpointSecrets();
-      expect(lastingSecret).toStrictEqual({ id: lasting.id, secret: expect.stringMatching(/^whsec_/) });
+      expect(lastingSecret).toStrictEqual({
+        id: lasting.id,
+        secret: expect.stringMatching(/^whsec_/),
+        previousSecrets: [],
+      });
       const fresh = `whsec_${Buffer.alloc(32, 200).toString('base64')}`;
-      expect(await store().webhooks.rotateSecret(lasting.id, fresh, new Date(Date.now() + HELD_MS))).toBe(true);
-      expect(await store().webhooks.rotateSecret(ending.id, fresh, new Date(Date.now() + 1))).toBe(true);
-      expect(await store().webhooks.rotateSecret('ep_unknown', fresh, new Date())).toBe(false);
+      expect(await store().webhooks.rotateSecret(lasting.id, fresh, HELD_MS)).toBe(true);
+      expect(await store().webhooks.rotateSecret(ending.id, fresh, 1)).toBe(true);
+      expect(await store().webhooks.rotateSecret('ep_unknown', fresh, HELD_MS)).toBe(false);
       await store().create({ id: 40n, name: 'Rotated' });
       await sleep(PASSED_MS);
       const claimed = await claim(2, 100);
       const byEndpoint = new Map(claimed.map((delivery) => [delivery.endpointId, delivery]));
-      expect(byEndpoint.get(lasting.id)).toMatchObject({ secret: fresh, previousSecret: lastingSecret?.secret });
+      expect(byEndpoint.get(lasting.id)).toMatchObject({ secret: fresh, previousSecrets: [lastingSecret?.secret] });
       expect(byEndpoint.get(ending.id)?.secret).toBe(fresh);
-      expect(byEndpoint.get(ending.id)).not.toHaveProperty('previousSecret');
-      // Stored all along: the grace only decides what a claim carries.
+      expect(byEndpoint.get(ending.id)).not.toHaveProperty('previousSecrets');
+      // Stored until a rotation drops it: the grace only decides what a claim carries.
       expect(await store().webhooks.endpointSecrets()).toStrictEqual([
-        { id: lasting.id, secret: fresh, previousSecret: lastingSecret?.secret },
-        { id: ending.id, secret: fresh, previousSecret: endingSecret?.secret },
+        { id: lasting.id, secret: fresh, previousSecrets: [lastingSecret?.secret] },
+        { id: ending.id, secret: fresh, previousSecrets: [endingSecret?.secret] },
       ]);
+    });
+
+    it('keeps every secret rotated out while its grace lasts, newest first, at most the documented number', async () => {
+      const endpoint = await register();
+      const [{ secret: first } = { secret: '' }] = await store().webhooks.endpointSecrets();
+      const secretNumber = (n: number) => `whsec_${Buffer.alloc(32, 210 + n).toString('base64')}`;
+      // Two rotations in a row: the first secret still signs, beside the second.
+      await store().webhooks.rotateSecret(endpoint.id, secretNumber(1), HELD_MS);
+      await store().webhooks.rotateSecret(endpoint.id, secretNumber(2), HELD_MS);
+      expect(await store().webhooks.signingSecrets(endpoint.id)).toStrictEqual({
+        secret: secretNumber(2),
+        previousSecrets: [secretNumber(1), first],
+      });
+      for (let n = 3; n <= WEBHOOK_PREVIOUS_SECRETS_MAX + 2; n++) {
+        await store().webhooks.rotateSecret(endpoint.id, secretNumber(n), HELD_MS);
+      }
+      const newest = WEBHOOK_PREVIOUS_SECRETS_MAX + 2;
+      expect(await store().webhooks.signingSecrets(endpoint.id)).toStrictEqual({
+        secret: secretNumber(newest),
+        previousSecrets: Array.from({ length: WEBHOOK_PREVIOUS_SECRETS_MAX }, (_, index) =>
+          secretNumber(newest - 1 - index),
+        ),
+      });
+      // One whose grace ended is dropped at the next rotation, whatever room is left.
+      const other = await register();
+      await store().webhooks.rotateSecret(other.id, secretNumber(20), 1);
+      await sleep(PASSED_MS);
+      await store().webhooks.rotateSecret(other.id, secretNumber(21), HELD_MS);
+      const secrets = (await store().webhooks.endpointSecrets()).find(({ id }) => id === other.id);
+      expect(secrets?.previousSecrets).toStrictEqual([secretNumber(20)]);
     });
 
     it('answers the secrets that sign an endpoint now, the previous one only during its grace', async () => {
@@ -320,12 +421,12 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const [lastingSecret] = await store().webhooks.endpointSecrets();
       expect(await store().webhooks.signingSecrets(lasting.id)).toStrictEqual({ secret: lastingSecret?.secret });
       const fresh = `whsec_${Buffer.alloc(32, 201).toString('base64')}`;
-      await store().webhooks.rotateSecret(lasting.id, fresh, new Date(Date.now() + HELD_MS));
-      await store().webhooks.rotateSecret(ending.id, fresh, new Date(Date.now() + 1));
+      await store().webhooks.rotateSecret(lasting.id, fresh, HELD_MS);
+      await store().webhooks.rotateSecret(ending.id, fresh, 1);
       await sleep(PASSED_MS);
       expect(await store().webhooks.signingSecrets(lasting.id)).toStrictEqual({
         secret: fresh,
-        previousSecret: lastingSecret?.secret,
+        previousSecrets: [lastingSecret?.secret],
       });
       expect(await store().webhooks.signingSecrets(ending.id)).toStrictEqual({ secret: fresh });
       expect(await store().webhooks.signingSecrets('ep_unknown')).toBeUndefined();
@@ -337,7 +438,21 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await store().webhooks.replaceSecret(endpoint.id, 'secret', 'whsec_other', 'sealed')).toBe(false);
       expect(await store().webhooks.replaceSecret(endpoint.id, 'secret', secret, 'sealed')).toBe(true);
       expect(await store().webhooks.replaceSecret(endpoint.id, 'previousSecret', secret, 'sealed')).toBe(false);
-      expect(await store().webhooks.endpointSecrets()).toStrictEqual([{ id: endpoint.id, secret: 'sealed' }]);
+      expect(await store().webhooks.endpointSecrets()).toStrictEqual([
+        { id: endpoint.id, secret: 'sealed', previousSecrets: [] },
+      ]);
+      await store().webhooks.rotateSecret(endpoint.id, 'whsec_new', HELD_MS);
+      expect(await store().webhooks.replaceSecret(endpoint.id, 'previousSecret', 'whsec_other', 'x')).toBe(false);
+      expect(await store().webhooks.replaceSecret(endpoint.id, 'previousSecret', 'sealed', 'sealed "again"')).toBe(
+        true,
+      );
+      expect(await store().webhooks.endpointSecrets()).toStrictEqual([
+        { id: endpoint.id, secret: 'whsec_new', previousSecrets: ['sealed "again"'] },
+      ]);
+      expect(await store().webhooks.signingSecrets(endpoint.id)).toStrictEqual({
+        secret: 'whsec_new',
+        previousSecrets: ['sealed "again"'],
+      });
     });
 
     it('requeues failed deliveries created since a time, in batches, oldest first, with their ids', async () => {

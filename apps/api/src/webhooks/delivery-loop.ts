@@ -244,9 +244,9 @@ export const startWebhookDelivery = ({
   /** Attempts, POSTs and records one delivery; tells `windows` what the receiver's answer says of it. */
   const attempt = async (delivery: ClaimedDelivery, started: Attempt): Promise<void> => {
     const body = stringifyExactJson(deliveryBody(delivery));
-    // The new secret, and the previous one while its rotation grace lasts: receivers switch without a gap.
-    const keys = [delivery.secret, ...(delivery.previousSecret === undefined ? [] : [delivery.previousSecret])].map(
-      (stored) => signingKey(delivery.endpointId, stored),
+    // The new secret, and those rotated out while their grace lasts: receivers switch without a gap.
+    const keys = [delivery.secret, ...(delivery.previousSecrets ?? [])].map((stored) =>
+      signingKey(delivery.endpointId, stored),
     );
     const headers: Record<string, string> = signedHeaders(keys, delivery.id, Math.floor(clock.now() / 1000), body);
     const span = tracing?.deliveryAttempt(delivery.traceparent, {

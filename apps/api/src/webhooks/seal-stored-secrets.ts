@@ -15,9 +15,9 @@ export const sealStoredSecrets = async (
   { logger, production }: { logger: Logger; production: boolean },
 ): Promise<number> => {
   const endpoints = await store.endpointSecrets();
-  const stored = endpoints.flatMap(({ id, secret, previousSecret }) => [
+  const stored = endpoints.flatMap(({ id, secret, previousSecrets }) => [
     { id, which: 'secret' as const, value: secret },
-    ...(previousSecret === undefined ? [] : [{ id, which: 'previousSecret' as const, value: previousSecret }]),
+    ...previousSecrets.map((value) => ({ id, which: 'previousSecret' as const, value })),
   ]);
   const foreign = stored.find(({ value }) => isSealed(value) && sealedWith(value) !== secrets.keyId);
   if (foreign !== undefined) {

@@ -124,6 +124,8 @@ describe('webhook management over HTTP', () => {
       payloadFormat: 'plain',
       enabled: true,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      // The test token is the operator's, which sees every endpoint's owner.
+      owner: 'operator',
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     expect(Buffer.from(created.secret.slice(6), 'base64')).toHaveLength(32);
@@ -594,6 +596,7 @@ describe('through @org/plant-client', () => {
         payloadFormat: 'plain',
         enabled: true,
         createdAt: endpoint.createdAt,
+        owner: 'operator',
       },
     ]);
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { expectError } from '../testing/expect-error.ts';
 import { postPlant } from '../testing/http-request.ts';
-import { TEST_TOKEN } from '../testing/test-server.ts';
+import { ON_FAKE, TEST_TOKEN } from '../testing/test-server.ts';
 import { until } from '../testing/until.ts';
 import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 import { type SecretBox, secretBox } from './secret-box.ts';
@@ -280,6 +280,31 @@ describe('POST /webhooks/{id}/rotate-secret', () => {
     const { base } = await startService();
     await expectError(await api(base, '/webhooks/ep_unknown/rotate-secret', { method: 'POST' }), 404, /No webhook/);
   });
+
+  it('keeps the first secret verifying through two rotations in a row, while its grace lasts', async () => {
+    const { base } = await startService({ rotationGraceMs: 60_000 });
+    const hook = await receiver();
+    const endpoint = await register(base, hook.url);
+    const rotate = async () =>
+      (
+        (await (await api(base, `/webhooks/${endpoint.id}/rotate-secret`, { method: 'POST' })).json()) as {
+          secret: string;
+        }
+      ).secret;
+    const second = await rotate();
+    const third = await rotate();
+    // A test delivery is signed as every delivery is (the fake signs it too): three signatures.
+    expect((await api(base, `/webhooks/${endpoint.id}/test`, { method: 'POST' })).status).toBe(200);
+    const [tested] = await hook.waitFor(1);
+    expect(String(tested?.headers['webhook-signature'])).toMatch(/^v1,\S{44} v1,\S{44} v1,\S{44}$/);
+    for (const secret of [endpoint.secret, second, third]) expect(() => verify(secret, tested as never)).not.toThrow();
+    if (ON_FAKE) return;
+    await createPlants(base, [1n]);
+    const [, delivered] = await hook.waitFor(2);
+    for (const secret of [endpoint.secret, second, third]) {
+      expect(verify(secret, delivered as never)).toStrictEqual({ id: 1, name: 'Plant 1' });
+    }
+  });
 });
 
 describe('POST /webhooks/{id}/recover', () => {
@@ -428,6 +453,8 @@ describe('through @org/plant-client', () => {
       payloadFormat: 'plain',
       enabled: true,
       createdAt: endpoint.createdAt,
+      // The client's token is the operator's, which sees every endpoint's owner.
+      owner: 'operator',
     });
 
     const { secret } = await client.rotateWebhookSecret(endpoint.id);

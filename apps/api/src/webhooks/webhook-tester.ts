@@ -96,8 +96,8 @@ export const createWebhookTester = ({
       const webhookId = `${WEBHOOK_TEST_ID_PREFIX}${randomBytes(16).toString('hex')}`;
       const now = new Date();
       const body = stringifyExactJson(webhookTestBody(type, endpoint.payloadFormat, now));
-      const keys = [stored.secret, ...(stored.previousSecret === undefined ? [] : [stored.previousSecret])].map(
-        (secret) => secretKey(secrets.open(endpoint.id, secret)),
+      const keys = [stored.secret, ...(stored.previousSecrets ?? [])].map((secret) =>
+        secretKey(secrets.open(endpoint.id, secret)),
       );
       const headers = signedHeaders(keys, webhookId, Math.floor(now.getTime() / 1000), body);
       const started = performance.now();

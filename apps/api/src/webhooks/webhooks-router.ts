@@ -9,12 +9,14 @@ import {
   webhookTestsLimited,
 } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
-import { clientKey } from '../auth/bearer-auth.ts';
+import type { Principal } from '../auth/authenticator.ts';
+import { clientKey, principalOf } from '../auth/bearer-auth.ts';
+import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
-import type { StoredDelivery, WebhookStore } from '../store/webhook-store.ts';
+import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
 import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
@@ -30,6 +32,8 @@ export type WebhooksRouterOptions = TargetPolicy & {
   answers?: AnswerBudget | undefined;
   /** Sends the test deliveries of POST /webhooks/{id}/test. */
   tester: WebhookTester;
+  /** Most endpoints of all principals together (PLANT_WEBHOOK_ENDPOINTS_MAX); each principal has WEBHOOK_ENDPOINTS_MAX. */
+  endpointsMax?: number | undefined;
 };
 
 /**
@@ -89,6 +93,14 @@ const badBody = (reason: string) => ({
   body: { error: 400, message: `Invalid request body: ${reason}` },
 });
 
+/** Whether `principal` may see and manage `endpoint`: its owner's, or an administrator's. */
+const mayManage = (endpoint: StoredEndpoint, principal: Principal): boolean =>
+  principal.admin || endpoint.owner === principal.key;
+
+/** The endpoint as answered to `principal`: its owner shown to administrators only. */
+const answered = (endpoint: StoredEndpoint, principal: Principal) =>
+  toWebhookEndpoint(endpoint, { showOwner: principal.admin });
+
 /** `ep_` and 32 hex digits. */
 const newEndpointId = (): string => `ep_${randomBytes(16).toString('hex')}`;
 
@@ -123,16 +135,26 @@ export const createWebhooksRouter = (
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
     answers = answerBudget(),
     tester,
+    endpointsMax = CONFIG_DEFAULTS.webhooks.endpointsMax,
     ...policy
   }: WebhooksRouterOptions,
 ) => {
   const keyed = idempotencyKey({ store, secrets });
+  /**
+   * The endpoint `id` when the caller may manage it, else undefined: another principal's endpoint
+   * is answered exactly as one that does not exist, after the same one read.
+   */
+  const managed = async (id: string, principal: Principal): Promise<StoredEndpoint | undefined> => {
+    const endpoint = await store.getEndpoint(id);
+    return endpoint !== undefined && mayManage(endpoint, principal) ? endpoint : undefined;
+  };
   // After the body is read: the key is kept with the request it came with, route and body.
   const idempotent = [...jsonBody(bodyLimit), keyed];
   return s.router(webhookRoutes, {
     createWebhook: {
       middleware: idempotent,
-      handler: async ({ body }) => {
+      handler: async ({ body, res }) => {
+        const principal = principalOf(res);
         const checked = await checkedUrl(body.url, policy);
         if ('refusal' in checked) return badBody(checked.refusal);
         const secret = newSecret();
@@ -146,35 +168,45 @@ export const createWebhooksRouter = (
             ...(body.payloadFormat !== undefined && { payloadFormat: body.payloadFormat }),
             ...(body.rateLimit !== undefined && { rateLimit: body.rateLimit }),
             secret: secrets.seal(id, secret),
+            owner: principal.key,
           },
-          WEBHOOK_ENDPOINTS_MAX,
+          { perOwner: WEBHOOK_ENDPOINTS_MAX, total: endpointsMax },
         );
         if (endpoint.outcome === 'too-many') {
-          const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
+          const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered by one principal; delete one first.`;
+          return { status: 409, body: { error: 409, message } };
+        }
+        if (endpoint.outcome === 'too-many-in-all') {
+          const message = `The service holds its most webhook endpoints of all principals (${endpointsMax}); ask its operator.`;
           return { status: 409, body: { error: 409, message } };
         }
         if (endpoint.outcome === 'url-taken') return urlTaken(endpoint.holder);
-        return { status: 201, body: { ...toWebhookEndpoint(endpoint.endpoint), secret } };
+        return { status: 201, body: { ...answered(endpoint.endpoint, principal), secret } };
       },
     },
 
     listWebhooks: async ({ req, res }) => {
+      const principal = principalOf(res);
       // URLs and descriptions are clients' text: up to 2.5 MiB for every endpoint.
       const reservation = answers.reserve(res, ENDPOINTS_BYTES, clientKey(req, res));
-      const endpoints = await store.listEndpoints();
+      const endpoints = await store.listEndpoints(principal.admin ? undefined : principal.key);
       reservation.shrink(endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0));
-      return { status: 200, body: endpoints.map(toWebhookEndpoint) };
+      return { status: 200, body: endpoints.map((endpoint) => answered(endpoint, principal)) };
     },
 
-    getWebhook: async ({ params }) => {
-      const endpoint = await store.getEndpoint(params.id);
-      return endpoint ? { status: 200, body: toWebhookEndpoint(endpoint) } : notFound(params.id);
+    getWebhook: async ({ params, res }) => {
+      const principal = principalOf(res);
+      const endpoint = await managed(params.id, principal);
+      return endpoint ? { status: 200, body: answered(endpoint, principal) } : notFound(params.id);
     },
 
-    deleteWebhook: async ({ params }) =>
-      (await store.deleteEndpoint(params.id)) ? { status: 204, body: undefined } : notFound(params.id),
+    deleteWebhook: async ({ params, res }) =>
+      (await managed(params.id, principalOf(res))) && (await store.deleteEndpoint(params.id))
+        ? { status: 204, body: undefined }
+        : notFound(params.id),
 
     listWebhookDeliveries: async ({ params, query, req, res }) => {
+      if (!(await managed(params.id, principalOf(res)))) return notFound(params.id);
       const limit = query.limit ?? DELIVERIES_LIMIT_DEFAULT;
       // Deliveries hold no client text: a row's size is the service's, so `limit` bounds the bytes.
       const reservation = answers.reserve(res, limit * DELIVERY_ROW_BYTES, clientKey(req, res));
@@ -184,7 +216,9 @@ export const createWebhooksRouter = (
     },
     updateWebhook: {
       middleware: jsonBody(bodyLimit),
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, res }) => {
+        const principal = principalOf(res);
+        if (!(await managed(params.id, principal))) return notFound(params.id);
         let url: string | undefined;
         if (body.url !== undefined) {
           const checked = await checkedUrl(body.url, policy);
@@ -201,25 +235,22 @@ export const createWebhooksRouter = (
         });
         if (updated.outcome === 'not-found') return notFound(params.id);
         if (updated.outcome === 'url-taken') return urlTaken(updated.holder);
-        return { status: 200, body: toWebhookEndpoint(updated.endpoint) };
+        return { status: 200, body: answered(updated.endpoint, principal) };
       },
     },
     rotateWebhookSecret: {
       middleware: [keyed],
-      handler: async ({ params }) => {
+      handler: async ({ params, res }) => {
+        if (!(await managed(params.id, principalOf(res)))) return notFound(params.id);
         const secret = newSecret();
-        const rotated = await store.rotateSecret(
-          params.id,
-          secrets.seal(params.id, secret),
-          new Date(Date.now() + rotationGraceMs),
-        );
+        const rotated = await store.rotateSecret(params.id, secrets.seal(params.id, secret), rotationGraceMs);
         return rotated ? { status: 200, body: { secret } } : notFound(params.id);
       },
     },
     recoverWebhook: {
       middleware: idempotent,
-      handler: async ({ params, body }) => {
-        const endpoint = await store.getEndpoint(params.id);
+      handler: async ({ params, body, res }) => {
+        const endpoint = await managed(params.id, principalOf(res));
         if (endpoint === undefined) return notFound(params.id);
         if (!endpoint.enabled) return disabled(params.id);
         const since = new Date(body.since);
@@ -230,7 +261,7 @@ export const createWebhooksRouter = (
     testWebhook: {
       middleware: [...optionalJsonBody(bodyLimit), keyed],
       handler: async ({ params, body, res }) => {
-        const endpoint = await store.getEndpoint(params.id);
+        const endpoint = await managed(params.id, principalOf(res));
         if (endpoint === undefined) return notFound(params.id);
         const admission = tester.admit(endpoint.id);
         if (admission.outcome !== 'admitted') {
@@ -254,8 +285,8 @@ export const createWebhooksRouter = (
         }
       },
     },
-    retryWebhookDelivery: async ({ params }) => {
-      const endpoint = await store.getEndpoint(params.id);
+    retryWebhookDelivery: async ({ params, res }) => {
+      const endpoint = await managed(params.id, principalOf(res));
       if (endpoint === undefined) return notFound(params.id);
       if (!endpoint.enabled) return disabled(params.id);
       if (await store.retryDelivery(params.id, params.deliveryId)) return { status: 202, body: undefined };

@@ -1,10 +1,21 @@
-import { readBearerToken, type Scope } from '@org/plant-contract';
+import { OPERATOR_PRINCIPAL, readBearerToken, type Scope, WEBHOOKS_ADMIN_SCOPE } from '@org/plant-contract';
 import { Refusal } from './answers.ts';
 
 const REALM = 'plant-store';
 
-/** A token the fake accepts: a static one may do everything; one with scopes only what they grant. */
-export type FakeToken = string | { token: string; scopes: readonly Scope[] };
+/**
+ * A token the fake accepts: a static one is the operator's, which may do everything and manage
+ * every principal's webhook endpoints; one with scopes may do only what they grant (with
+ * `webhooks:admin`, on every principal's endpoints), on behalf of `principal`: who owns the endpoints
+ * it registers, as the service's `owner` names it (`jwt:<sub>`, `token:<name>`). By default such a
+ * token is a principal of its own.
+ */
+export type FakeToken =
+  | string
+  | { token: string; scopes: readonly (Scope | typeof WEBHOOKS_ADMIN_SCOPE)[]; principal?: string };
+
+/** Who a request came from, as the service resolves it: the owner of what it creates, and whether it sees every owner's. */
+export type FakePrincipal = { key: string; admin: boolean };
 
 const challenge = (error?: { code: string; description: string; scope?: string }): Record<string, string> => ({
   'www-authenticate': error
@@ -31,27 +42,36 @@ const bearerToken = (headers: Headers, query: Record<string, unknown>): string =
 const writeScopeOf = (scope: Scope): Scope | undefined =>
   scope.endsWith(':read') ? (`${scope.slice(0, -':read'.length)}:write` as Scope) : undefined;
 
+const OPERATOR: FakePrincipal = { key: OPERATOR_PRINCIPAL, admin: true };
+
 /**
  * Checks the request's bearer token as the service does (401/400 with RFC 6750 challenges, 403
  * `insufficient_scope` for a scoped token without the route's scope). `tokens` undefined accepts
- * any well-formed token as a static one. Answers the token: the credential the request came with.
+ * any well-formed token as a static one. Answers the principal the request came from.
  */
 export const authorize = (
   tokens: readonly FakeToken[] | undefined,
   headers: Headers,
   query: Record<string, unknown>,
   scope: Scope,
-): string => {
+): FakePrincipal => {
   const token = bearerToken(headers, query);
-  if (tokens === undefined) return token;
+  if (tokens === undefined) return OPERATOR;
   const known = tokens.find((candidate) => (typeof candidate === 'string' ? candidate : candidate.token) === token);
   if (known === undefined) {
     const description = 'The access token is invalid.';
     throw new Refusal(401, description, challenge({ code: 'invalid_token', description }));
   }
-  if (typeof known === 'string') return token;
+  if (typeof known === 'string') return OPERATOR;
+  const admin = known.scopes.includes(WEBHOOKS_ADMIN_SCOPE);
   const writeScope = writeScopeOf(scope);
-  if (known.scopes.includes(scope) || (writeScope !== undefined && known.scopes.includes(writeScope))) return token;
+  if (
+    known.scopes.includes(scope) ||
+    (writeScope !== undefined && known.scopes.includes(writeScope)) ||
+    (admin && scope.startsWith('webhooks:'))
+  ) {
+    return { key: known.principal ?? known.token, admin };
+  }
   const description = `The access token lacks the ${scope} scope.`;
   throw new Refusal(403, description, challenge({ code: 'insufficient_scope', description, scope }));
 };

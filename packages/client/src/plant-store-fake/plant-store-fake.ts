@@ -13,6 +13,7 @@ import {
   toWebhookEndpoint,
   validationMessage,
   WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_PREVIOUS_SECRETS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
   WEBHOOK_TEST_ID_PREFIX,
@@ -27,7 +28,7 @@ import {
 import type { ServerInferResponses } from '@ts-rest/core';
 import type { ZodError } from 'zod';
 import { type Answer, errorAnswer, Refusal, toResponse } from './answers.ts';
-import { authorize, type FakeToken } from './bearer-token.ts';
+import { authorize, type FakePrincipal, type FakeToken } from './bearer-token.ts';
 import { connectionError, type FaultOptions, Faults, faultAnswer, type PlantStoreFault, wait } from './faults.ts';
 import { IdempotencyKeys } from './idempotency-keys.ts';
 import { nextPageLink, pageOf, type StoredPlant } from './pagination.ts';
@@ -55,6 +56,8 @@ export type PlantStoreFakeOptions = {
   allowPrivateWebhooks?: boolean;
   /** How long a rotated-out secret still signs deliveries; 24 hours, as the service's default. */
   rotationGraceMs?: number;
+  /** As PLANT_WEBHOOK_ENDPOINTS_MAX: webhook endpoints of all principals together; 1000, as the service's default. */
+  webhookEndpointsMax?: number;
   /** The fake's clock (endpoint and delivery times, signature timestamps, rotation grace, the test limit). */
   now?: () => Date;
   /**
@@ -126,12 +129,17 @@ export type PlantStoreFake = {
 
 type StoredEndpoint = StoredWebhookEndpoint & {
   secret: string;
-  previous?: { secret: string; until: Date };
+  /** The secrets rotated out, newest first, each signing until its grace ends. */
+  previous: { secret: string; until: Date }[];
 };
 
 type StoredDelivery = RecordedDelivery & { deliveredAt?: Date };
 
 const DISABLED_BY_REQUEST = 'Disabled by a PATCH request.';
+
+/** The endpoint as answered to `principal`: its owner shown to administrators only. */
+const shown = (endpoint: StoredEndpoint, principal: FakePrincipal) =>
+  toWebhookEndpoint(endpoint, { showOwner: principal.admin });
 
 /** Pending again, due now: what recover and retry make of a delivery. */
 const requeue = (delivery: StoredDelivery) => {
@@ -177,6 +185,8 @@ type Call = {
   query: Record<string, unknown>;
   /** The JSON body, read before any validation (as the service's body middleware runs first); undefined for bodiless routes. */
   body: unknown;
+  /** Who sent the request. */
+  principal: FakePrincipal;
 };
 
 /** The route's headers schema; ts-rest gives `{}` to a route that declares none. */
@@ -213,6 +223,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     bodyLimit = BODY_LIMIT_BYTES,
     allowPrivateWebhooks = false,
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+    webhookEndpointsMax = 1000,
     now = () => new Date(),
     sendTestDelivery = async () => ({ status: 200 }),
   } = options;
@@ -265,14 +276,15 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     }
   };
 
-  const endpointOf = (id: string): StoredEndpoint => {
+  /** The endpoint when `principal` may manage it; another principal's answers 404 as an unknown id does. */
+  const endpointOf = (id: string, principal: FakePrincipal): StoredEndpoint => {
     const endpoint = endpoints.get(id);
-    if (endpoint === undefined)
+    if (endpoint === undefined || !(principal.admin || endpoint.owner === principal.key))
       throw new Refusal(404, `No webhook endpoint has id ${JSON.stringify(id.slice(0, 100))}.`);
     return endpoint;
   };
-  const enabledEndpointOf = (id: string): StoredEndpoint => {
-    const endpoint = endpointOf(id);
+  const enabledEndpointOf = (id: string, principal: FakePrincipal): StoredEndpoint => {
+    const endpoint = endpointOf(id, principal);
     if (!endpoint.enabled) {
       throw new Refusal(409, `The webhook endpoint ${id} is disabled; enable it (PATCH with enabled: true) first.`);
     }
@@ -283,9 +295,9 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     if ('refusal' in checked) throw new Refusal(400, `Invalid request body: ${checked.refusal}`);
     return checked.url;
   };
-  const refuseTakenUrl = (url: string, except?: string) => {
+  const refuseTakenUrl = (url: string, owner: string, except?: string) => {
     for (const endpoint of endpoints.values()) {
-      if (endpoint.url === url && endpoint.id !== except) {
+      if (endpoint.url === url && endpoint.owner === owner && endpoint.id !== except) {
         throw new Refusal(
           409,
           `The url is already registered by webhook endpoint ${endpoint.id}; change or delete that one.`,
@@ -296,11 +308,11 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
 
   const plantNotFound = (id: bigint) => new Refusal(404, `No plant has id ${id}.`);
 
-  /** The secrets that sign the endpoint's deliveries now: the previous one during its grace too. */
-  const signingSecrets = (endpoint: StoredEndpoint): string[] =>
-    endpoint.previous && endpoint.previous.until > now()
-      ? [endpoint.secret, endpoint.previous.secret]
-      : [endpoint.secret];
+  /** The secrets that sign the endpoint's deliveries now: those rotated out during their grace too. */
+  const signingSecrets = (endpoint: StoredEndpoint): string[] => [
+    endpoint.secret,
+    ...endpoint.previous.filter(({ until }) => until > now()).map(({ secret }) => secret),
+  ];
 
   /** Spends one of the endpoint's tests; answers the seconds to wait when none is left (0 when spent). */
   const takeTest = (endpointId: string): number => {
@@ -353,14 +365,19 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       sorted = undefined;
       return { status: 204, body: undefined };
     },
-    createWebhook: async ({ body }) => {
+    createWebhook: async ({ body, principal }) => {
       const endpointBody = parsed(contract.createWebhook.body, body, 'request body');
       const url = checkedUrl(endpointBody.url);
-      if (endpoints.size >= WEBHOOK_ENDPOINTS_MAX) {
-        const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered; delete one first.`;
+      refuseTakenUrl(url, principal.key);
+      const owned = [...endpoints.values()].filter((endpoint) => endpoint.owner === principal.key).length;
+      if (owned >= WEBHOOK_ENDPOINTS_MAX) {
+        const message = `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints may be registered by one principal; delete one first.`;
         return errorAnswer(409, message);
       }
-      refuseTakenUrl(url);
+      if (endpoints.size >= webhookEndpointsMax) {
+        const message = `The service holds its most webhook endpoints of all principals (${webhookEndpointsMax}); ask its operator.`;
+        return errorAnswer(409, message);
+      }
       const endpoint: StoredEndpoint = {
         id: `ep_${hex(16)}`,
         url,
@@ -370,24 +387,31 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         ...(endpointBody.rateLimit !== undefined && { rateLimit: endpointBody.rateLimit }),
         enabled: true,
         createdAt: now(),
+        owner: principal.key,
         secret: newSecret(),
+        previous: [],
       };
       endpoints.set(endpoint.id, endpoint);
-      const created: CreatedWebhookEndpoint = { ...toWebhookEndpoint(endpoint), secret: endpoint.secret };
+      const created: CreatedWebhookEndpoint = { ...shown(endpoint, principal), secret: endpoint.secret };
       return { status: 201, body: created };
     },
-    listWebhooks: async () => ({ status: 200, body: [...endpoints.values()].map(toWebhookEndpoint) }),
-    getWebhook: async ({ params }) => {
+    listWebhooks: async ({ principal }) => ({
+      status: 200,
+      body: [...endpoints.values()]
+        .filter((endpoint) => principal.admin || endpoint.owner === principal.key)
+        .map((endpoint) => shown(endpoint, principal)),
+    }),
+    getWebhook: async ({ params, principal }) => {
       const { id } = parsed(contract.getWebhook.pathParams, params, 'path parameters');
-      return { status: 200, body: toWebhookEndpoint(endpointOf(id)) };
+      return { status: 200, body: shown(endpointOf(id, principal), principal) };
     },
-    updateWebhook: async ({ params, body }) => {
+    updateWebhook: async ({ params, body, principal }) => {
       const { id } = parsed(contract.updateWebhook.pathParams, params, 'path parameters');
       const changes = parsed(contract.updateWebhook.body, body, 'request body');
+      const endpoint = endpointOf(id, principal);
       const url = changes.url === undefined ? undefined : checkedUrl(changes.url);
-      const endpoint = endpointOf(id);
       if (url !== undefined) {
-        refuseTakenUrl(url, id);
+        refuseTakenUrl(url, endpoint.owner, id);
         endpoint.url = url;
       }
       if (changes.description === null) delete endpoint.description;
@@ -403,19 +427,23 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         endpoint.enabled = true;
         delete endpoint.disabledReason;
       }
-      return { status: 200, body: toWebhookEndpoint(endpoint) };
+      return { status: 200, body: shown(endpoint, principal) };
     },
-    rotateWebhookSecret: async ({ params }) => {
+    rotateWebhookSecret: async ({ params, principal }) => {
       const { id } = parsed(contract.rotateWebhookSecret.pathParams, params, 'path parameters');
-      const endpoint = endpointOf(id);
-      endpoint.previous = { secret: endpoint.secret, until: new Date(now().getTime() + rotationGraceMs) };
+      const endpoint = endpointOf(id, principal);
+      const at = now();
+      endpoint.previous = [
+        { secret: endpoint.secret, until: new Date(at.getTime() + rotationGraceMs) },
+        ...endpoint.previous.filter(({ until }) => until > at),
+      ].slice(0, WEBHOOK_PREVIOUS_SECRETS_MAX);
       endpoint.secret = newSecret();
       return { status: 200, body: { secret: endpoint.secret } };
     },
-    recoverWebhook: async ({ params, body }) => {
+    recoverWebhook: async ({ params, body, principal }) => {
       const { id } = parsed(contract.recoverWebhook.pathParams, params, 'path parameters');
       const { since } = parsed(contract.recoverWebhook.body, body, 'request body');
-      enabledEndpointOf(id);
+      enabledEndpointOf(id, principal);
       const from = new Date(since);
       const failed = deliveries
         .filter((delivery) => delivery.endpointId === id && delivery.status === 'failed' && delivery.createdAt >= from)
@@ -424,9 +452,9 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       for (const delivery of failed) requeue(delivery);
       return { status: 202, body: { requeued: failed.length } };
     },
-    retryWebhookDelivery: async ({ params }) => {
+    retryWebhookDelivery: async ({ params, principal }) => {
       const { id, deliveryId } = parsed(contract.retryWebhookDelivery.pathParams, params, 'path parameters');
-      enabledEndpointOf(id);
+      enabledEndpointOf(id, principal);
       const delivery = deliveries.find((candidate) => candidate.endpointId === id && candidate.id === deliveryId);
       if (delivery === undefined) {
         throw new Refusal(404, `The webhook endpoint ${id} has no delivery with id ${JSON.stringify(deliveryId)}.`);
@@ -434,10 +462,10 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       requeue(delivery);
       return { status: 202, body: undefined };
     },
-    testWebhook: async ({ params, body }) => {
+    testWebhook: async ({ params, body, principal }) => {
       const { id } = parsed(contract.testWebhook.pathParams, params, 'path parameters');
       const request = parsed(contract.testWebhook.body, body, 'request body');
-      const endpoint = endpointOf(id);
+      const endpoint = endpointOf(id, principal);
       const wait = takeTest(id);
       if (wait > 0) return errorAnswer(429, webhookTestsLimited(id, wait), { 'retry-after': String(wait) });
       const eventType = request?.eventType ?? endpoint.eventTypes[0] ?? 'newPlant';
@@ -465,20 +493,20 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         },
       };
     },
-    deleteWebhook: async ({ params }) => {
+    deleteWebhook: async ({ params, principal }) => {
       const { id } = parsed(contract.deleteWebhook.pathParams, params, 'path parameters');
-      if (!endpoints.delete(id)) endpointOf(id);
+      endpoints.delete(endpointOf(id, principal).id);
       deliveries = deliveries.filter((delivery) => delivery.endpointId !== id);
       return { status: 204, body: undefined };
     },
-    listWebhookDeliveries: async ({ params, query }) => {
+    listWebhookDeliveries: async ({ params, query, principal }) => {
       const { id } = parsed(contract.listWebhookDeliveries.pathParams, params, 'path parameters');
       const { limit = DELIVERIES_LIMIT_DEFAULT } = parsed(
         contract.listWebhookDeliveries.query,
         query,
         'query parameters',
       );
-      endpointOf(id);
+      endpointOf(id, principal);
       const own = deliveries.filter((delivery) => delivery.endpointId === id).slice(0, limit);
       return { status: 200, body: own.map(toDelivery) };
     },
@@ -500,32 +528,32 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     if (fault?.type === 'delay') await wait(fault.ms, request.signal);
     const { search } = new URL(request.url);
     const query = parseQuery(search);
-    const credential = authorize(tokens, request.headers, query, contract[match.name].metadata.scope as Scope);
+    const principal = authorize(tokens, request.headers, query, contract[match.name].metadata.scope as Scope);
     const body = takesJson(match.name) ? await readJsonBody(request, bodyLimit, bodyIsOptional(match.name)) : undefined;
-    const run = (): Promise<Answer> => handlers[match.name]({ params: match.params, query, body });
+    const run = (): Promise<Answer> => handlers[match.name]({ params: match.params, query, body, principal });
     const answered = takesIdempotencyKey(match.name)
-      ? await keyed(match.name, request, { credential, url: `${pathname}${search}`, body }, run)
+      ? await keyed(match.name, request, { principal: principal.key, url: `${pathname}${search}`, body }, run)
       : await run();
     return fault?.type === 'lost-answer' ? fault : answered;
   };
 
   /**
    * Runs a route that takes an Idempotency-Key as the service does (its http/idempotency-key.ts):
-   * the first answer to a credential's key is kept and replayed, with Idempotent-Replayed: true, to
+   * the first answer to a principal's key is kept and replayed, with Idempotent-Replayed: true, to
    * the same request; the same key with another route or body answers 422, and one that comes while
    * the first still runs 409. A 5xx or a 429 is not kept.
    */
   const keyed = async (
     name: RouteName,
     request: Request,
-    { credential, url, body }: { credential: string; url: string; body: unknown },
+    { principal, url, body }: { principal: string; url: string; body: unknown },
     run: () => Promise<Answer>,
   ): Promise<Answer> => {
     const header = request.headers.get('idempotency-key');
     const schema = headersOf(name);
     if (schema !== undefined) parsed(schema, { 'idempotency-key': header ?? undefined }, 'headers');
     if (header === null) return run();
-    const key = `${credential}\0${header}`;
+    const key = `${principal}\0${header}`;
     const claim = idempotencyKeys.claim(key, `${request.method}\0${url}\0${stringifyExactJson(body ?? null)}`);
     if (claim.outcome === 'running') {
       const message = 'A request with this Idempotency-Key is still running; retry it in a moment.';
@@ -589,7 +617,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     },
     seed,
     get webhooks() {
-      return [...endpoints.values()].map(toWebhookEndpoint);
+      return [...endpoints.values()].map((endpoint) => toWebhookEndpoint(endpoint));
     },
     deliveries: (endpointId) =>
       deliveries

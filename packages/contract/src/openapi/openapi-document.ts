@@ -87,7 +87,9 @@ const JSON_MEDIA_TYPE = 'application/json';
 
 const DESCRIPTION = `A plant store: clients add plants with a client-chosen id, read, list and delete them.
 
-**Authentication.** Every operation needs \`Authorization: Bearer <token>\`. A JWT (when the service accepts them) must carry the scope each operation lists under \`security\`; a \`:write\` scope grants the \`:read\` scope of its resource too. The service's own API tokens may call every operation.
+**Authentication.** Every operation needs \`Authorization: Bearer <token>\`. A JWT (when the service accepts them) must carry the scope each operation lists under \`security\`; a \`:write\` scope grants the \`:read\` scope of its resource too. The service's unnamed API tokens may call every operation; a named one, the operations its configured scopes grant.
+
+**Ownership.** Every credential belongs to a principal: a JWT's subject (or the claim the service is configured with), a named API token's name, or the operator for the unnamed API tokens. A webhook endpoint belongs to the principal that registered it: \`GET /webhooks\` lists the caller's own, and every operation on another principal's endpoint answers 404 exactly as for an id that does not exist. Limits (the endpoint cap, test deliveries, request rates) count per principal. The \`webhooks:admin\` scope, and the operator, see and manage every endpoint, and see its \`owner\`.
 
 **Errors.** Every failure is \`application/json\` with the \`Error\` body \`{ "error": <HTTP status>, "message": "<sentence naming the field or cause>" }\`, whatever its cause: validation, authentication, an unknown path (404), an unsupported method (405), an unavailable store (503) or an unexpected fault (500).
 

@@ -109,6 +109,18 @@ export const postgresMigrations: readonly string[] = [
   // rate-limited endpoints to advance rate_tat, so that replicas claiming at once share the limit.
   `ALTER TABLE webhook_endpoints ADD COLUMN rate_limit integer;
    ALTER TABLE webhook_endpoints ADD COLUMN rate_tat timestamptz`,
+  // Ownership: see the same migration in sqlite/migrations.ts.
+  `ALTER TABLE webhook_endpoints ADD COLUMN owner text NOT NULL DEFAULT 'operator';
+   DROP INDEX webhook_endpoints_url;
+   CREATE UNIQUE INDEX webhook_endpoints_url ON webhook_endpoints (owner, url) WHERE NOT duplicate_url;
+   CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner, created_at, id)`,
+  // Rotations keep every secret rotated out while its grace lasts: see the same migration in
+  // sqlite/migrations.ts (here jsonb, `until` in Unix ms by PostgreSQL's clock).
+  `ALTER TABLE webhook_endpoints ADD COLUMN previous_secrets jsonb;
+   UPDATE webhook_endpoints
+   SET previous_secrets = jsonb_build_array(
+     jsonb_build_array(previous_secret, extract(epoch FROM previous_secret_until)::float8 * 1000))
+   WHERE previous_secret IS NOT NULL AND previous_secret_until IS NOT NULL`,
 ];
 
 /**

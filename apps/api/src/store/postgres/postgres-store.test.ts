@@ -6,6 +6,7 @@ import { describeWithPostgres, freshDatabase } from '../../testing/postgres-test
 import { until } from '../../testing/until.ts';
 import {
   expectDuplicateUrlsKept,
+  expectEndpointsGivenToOperator,
   expectOutboxKeptWithoutTraceparent,
   expectTraceparentKept,
   fixedTracing,
@@ -199,6 +200,38 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(await appliedVersions(url)).toStrictEqual(ALL_VERSIONS);
   });
 
+  it('gives the endpoints registered before ownership to the operator', async () => {
+    const { url } = await database();
+    const client = await migratedBefore(url, 'ADD COLUMN owner');
+    await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at)
+      VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour')`);
+    await expectEndpointsGivenToOperator(await openStore(url));
+  });
+
+  it('reads one owner’s endpoints through its index, not the whole table', async () => {
+    const { url } = await database();
+    await (await openStore(url)).close();
+    const session = await connect(url);
+    // 10,000 endpoints of 100 owners, 100 each.
+    await session.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at, owner)
+      SELECT 'ep_' || n, 'https://hooks.example.com/' || n, 'whsec_a', now(), 'token:team-' || (n % 100)
+      FROM generate_series(1, 10000) AS n`);
+    await session.query('ANALYZE webhook_endpoints');
+    const scans = async () =>
+      (
+        await session.query<{ seq: string; idx: string }>(
+          `SELECT seq_scan AS seq, idx_scan AS idx FROM pg_stat_user_tables WHERE relname = 'webhook_endpoints'`,
+        )
+      ).rows[0];
+    const before = await scans();
+    const store = await PostgresPlantStore.open({ url, poolSize: 1, migrate: false });
+    expect(await store.webhooks.listEndpoints('token:team-7')).toHaveLength(100);
+    // A session flushes its statistics as it ends.
+    await store.close();
+    const after = await until(scans, (now) => Number(now?.idx) > Number(before?.idx));
+    expect(Number(after?.seq) - Number(before?.seq)).toBe(0);
+  });
+
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
     const { url } = await database();
     const client = await migratedBefore(url, 'duplicate_url');
@@ -299,8 +332,14 @@ describeWithPostgres('PostgresPlantStore', () => {
   it('holds a rate-limited endpoint to its limit across stores that claim at once, as replicas do', async () => {
     const { url } = await database();
     const [first, second] = [await openStore(url), await openStore(url)];
-    const endpoint = { id: 'ep_rated', url: 'https://hooks.example.com/rated', secret: 'whsec_a', rateLimit: 5 };
-    await first.webhooks.createEndpoint(endpoint, 100);
+    const endpoint = {
+      id: 'ep_rated',
+      url: 'https://hooks.example.com/rated',
+      secret: 'whsec_a',
+      owner: 'operator',
+      rateLimit: 5,
+    };
+    await first.webhooks.createEndpoint(endpoint, { perOwner: 100, total: 10_000 });
     await Promise.all(Array.from({ length: 60 }, (_, index) => first.create({ id: BigInt(index + 1), name: 'Rated' })));
     const claim = (store: PostgresPlantStore) =>
       store.webhooks.claimDue({ limit: 100, leaseMs: 600_000, perEndpoint: 100, room: new Map() });
@@ -319,12 +358,12 @@ describeWithPostgres('PostgresPlantStore', () => {
     const { url } = await database();
     const store = await openStore(url);
     await store.webhooks.createEndpoint(
-      { id: 'ep_held', url: 'https://hooks.example.com/held', secret: 'whsec_a', rateLimit: 5 },
-      100,
+      { id: 'ep_held', url: 'https://hooks.example.com/held', secret: 'whsec_a', owner: 'operator', rateLimit: 5 },
+      { perOwner: 100, total: 10_000 },
     );
     await store.webhooks.createEndpoint(
-      { id: 'ep_free', url: 'https://hooks.example.com/free', secret: 'whsec_b' },
-      100,
+      { id: 'ep_free', url: 'https://hooks.example.com/free', secret: 'whsec_b', owner: 'operator' },
+      { perOwner: 100, total: 10_000 },
     );
     await store.create({ id: 1n, name: 'Announced' });
     const claim = () => store.webhooks.claimDue({ limit: 100, leaseMs: 600_000, perEndpoint: 100, room: new Map() });
@@ -362,8 +401,8 @@ describeWithPostgres('PostgresPlantStore', () => {
     // The most endpoints there may be, every one receiving creates only.
     for (let index = 0; index < 100; index++) {
       await setUp.webhooks.createEndpoint(
-        { id: `ep_${index}`, url: `https://hooks.example.com/${index}`, secret: 'whsec_a' },
-        100,
+        { id: `ep_${index}`, url: `https://hooks.example.com/${index}`, secret: 'whsec_a', owner: 'operator' },
+        { perOwner: 100, total: 10_000 },
       );
     }
     for (let id = 1n; id <= 10n; id++) await setUp.create({ id, name: `Plant ${id}` });

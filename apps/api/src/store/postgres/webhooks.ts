@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
 import type pg from 'pg';
 import {
   DELETE_BATCH,
@@ -21,6 +22,7 @@ import {
   DEFAULT_EVENT_TYPES,
   DISABLED_BY_REQUEST,
   type EndpointBacklog,
+  type EndpointCaps,
   type EndpointChanges,
   type EndpointSecrets,
   type IdempotencyClaim,
@@ -44,7 +46,8 @@ type ClaimedRow = {
   endpoint_id: string;
   url: string;
   secret: string;
-  previous_secret: string | null;
+  /** Those rotated out whose grace lasts; null when none ever was. */
+  previous_secrets: string[] | null;
   plant_id: bigint;
   name: string;
   tag: string | null;
@@ -60,16 +63,30 @@ type ClaimedRow = {
 /** unique_violation: here, the unique URL index. */
 const UNIQUE_VIOLATION = '23505';
 
+/**
+ * The secrets rotated out whose grace lasts, newest first, as text[]; null, read at no cost, for an
+ * endpoint never rotated. Each `until` is Unix ms by PostgreSQL's clock, the one that stamped it.
+ */
+const livePreviousSecrets = (column: string) => `CASE WHEN ${column} IS NOT NULL THEN
+  ARRAY(SELECT p ->> 0 FROM jsonb_array_elements(${column}) WITH ORDINALITY AS x (p, n)
+        WHERE (p ->> 1)::float8 > extract(epoch FROM now())::float8 * 1000 ORDER BY n) END`;
+
 const sql = {
-  // The count races with a concurrent registration: the cap may be passed by as many as register at once.
-  // An endpoint that has the URL already: nothing is inserted (the unique index, which also settles
-  // two replicas registering the same URL at once).
+  // The counts race with a concurrent registration: a cap may be passed by as many as register at once.
+  // An endpoint of the owner that has the URL already: nothing is inserted (the unique index, which
+  // also settles two replicas registering the same URL at once).
   createEndpoint: `INSERT INTO webhook_endpoints (id, url, description, secret, event_types, payload_format, rate_limit,
-                                                  created_at)
-                   SELECT $1, $2, $3, $4, $6, $7, $8, now() WHERE (SELECT count(*) FROM webhook_endpoints) < $5
+                                                  created_at, owner)
+                   SELECT $1, $2, $3, $4, $5, $6, $7, now(), $8
+                   WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = $8) < $9
+                     AND (SELECT count(*) FROM webhook_endpoints) < $10
                    ON CONFLICT DO NOTHING
                    RETURNING created_at`,
-  urlHolder: 'SELECT id FROM webhook_endpoints WHERE url = $1 AND NOT duplicate_url',
+  ownedCount: 'SELECT count(*)::int AS count FROM webhook_endpoints WHERE owner = $1',
+  urlHolder: 'SELECT id FROM webhook_endpoints WHERE owner = $1 AND url = $2 AND NOT duplicate_url',
+  // The holder among the endpoints of the owner of the endpoint $1.
+  urlHolderBeside: `SELECT id FROM webhook_endpoints
+                    WHERE owner = (SELECT owner FROM webhook_endpoints WHERE id = $1) AND url = $2 AND NOT duplicate_url`,
   // Enabling a disabled endpoint forgets why it was disabled and its failing streak, so that its
   // pending deliveries are claimed again and auto-disable counts afresh. The right-hand sides read
   // the row as it was.
@@ -93,7 +110,18 @@ const sql = {
                      failing_since = CASE WHEN $5::boolean AND NOT enabled THEN NULL ELSE failing_since END
                    WHERE id = $1
                    RETURNING ${ENDPOINT_COLUMNS}`,
-  rotateSecret: `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $3, secret = $2
+  // The current secret, then those rotated out before whose grace lasts, $4 at most; the right-hand
+  // sides read the row as it was.
+  rotateSecret: `UPDATE webhook_endpoints SET secret = $2, previous_secrets = (
+                   SELECT jsonb_agg(p ORDER BY n) FROM (
+                     SELECT p, n FROM (
+                       SELECT jsonb_build_array(secret, extract(epoch FROM now())::float8 * 1000 + $3::float8) AS p,
+                              0::bigint AS n
+                       UNION ALL
+                       SELECT p, n FROM jsonb_array_elements(coalesce(previous_secrets, '[]')) WITH ORDINALITY AS x (p, n)
+                       WHERE (p ->> 1)::float8 > extract(epoch FROM now())::float8 * 1000
+                     ) kept ORDER BY n LIMIT $4
+                   ) newest)
                  WHERE id = $1`,
   requeueFailed: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), finished_at = NULL
                   WHERE seq IN (
@@ -106,12 +134,19 @@ const sql = {
                   WHERE seq = $2 AND endpoint_id = $1
                     AND (SELECT instance FROM webhook_settings) = $3
                     AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND enabled)`,
-  endpointSecrets: 'SELECT id, secret, previous_secret FROM webhook_endpoints ORDER BY id',
-  signingSecrets: `SELECT secret, CASE WHEN previous_secret_until > now() THEN previous_secret END AS previous_secret
+  endpointSecrets: `SELECT id, secret,
+                            ARRAY(SELECT jsonb_array_elements(coalesce(previous_secrets, '[]')) ->> 0) AS previous_secrets
+                     FROM webhook_endpoints ORDER BY id`,
+  signingSecrets: `SELECT secret, ${livePreviousSecrets('previous_secrets')} AS previous_secrets
                    FROM webhook_endpoints WHERE id = $1`,
   replaceSecret: 'UPDATE webhook_endpoints SET secret = $3 WHERE id = $1 AND secret = $2',
-  replacePreviousSecret: 'UPDATE webhook_endpoints SET previous_secret = $3 WHERE id = $1 AND previous_secret = $2',
+  // A secret is one JSON string of the array, written as to_jsonb writes it.
+  replacePreviousSecret: `UPDATE webhook_endpoints
+                          SET previous_secrets = replace(previous_secrets::text, to_jsonb($2::text)::text,
+                                                         to_jsonb($3::text)::text)::jsonb
+                          WHERE id = $1 AND strpos(previous_secrets::text, to_jsonb($2::text)::text) > 0`,
   listEndpoints: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`,
+  listOwnedEndpoints: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = $1 ORDER BY created_at, id`,
   getEndpoint: `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
   // Disabled first, so that no create announces to it while its deliveries go in batches; the
   // few announced by creates that began before are deleted with it (ON DELETE CASCADE).
@@ -180,7 +215,7 @@ const sql = {
                UPDATE webhook_endpoints e SET rate_tat = r.tat FROM rated r WHERE e.id = r.id AND r.claimed > 0
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
-                    CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret,
+                    ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
                     c.type, e.payload_format, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent,
                     NULL::float8 AS room_ms
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s
@@ -292,7 +327,7 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#run = run;
   }
 
-  createEndpoint(endpoint: NewStoredEndpoint, max: number): Promise<CreateEndpointOutcome> {
+  createEndpoint(endpoint: NewStoredEndpoint, { perOwner, total }: EndpointCaps): Promise<CreateEndpointOutcome> {
     return this.#run(async () => {
       const {
         id,
@@ -302,31 +337,36 @@ export class PostgresWebhookStore implements WebhookStore {
         payloadFormat = 'plain',
         rateLimit,
         secret,
+        owner,
       } = endpoint;
       const values = [
         id,
         url,
         description ?? null,
         secret,
-        max,
         storedEventTypes(eventTypes),
         payloadFormat,
         rateLimit ?? null,
+        owner,
+        perOwner,
+        total,
       ];
       const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
       if (rows[0]) {
         return {
           outcome: 'created',
           endpoint: registeredEndpoint(
-            { id, url, description, rateLimit },
+            { id, url, description, rateLimit, owner },
             eventTypes,
             payloadFormat,
             rows[0].created_at,
           ),
         };
       }
-      const holder = await this.#urlHolder(url);
-      return holder === undefined ? { outcome: 'too-many' } : { outcome: 'url-taken', holder };
+      const [holder] = (await this.#pool.query<{ id: string }>(sql.urlHolder, [owner, url])).rows;
+      if (holder !== undefined) return { outcome: 'url-taken', holder: holder.id };
+      const [owned] = (await this.#pool.query<{ count: number }>(sql.ownedCount, [owner])).rows;
+      return (owned?.count ?? 0) >= perOwner ? { outcome: 'too-many' } : { outcome: 'too-many-in-all' };
     });
   }
 
@@ -354,17 +394,18 @@ export class PostgresWebhookStore implements WebhookStore {
         return rows[0] ? { outcome: 'updated', endpoint: toEndpoint(rows[0]) } : { outcome: 'not-found' };
       } catch (error) {
         if ((error as { code?: string }).code !== UNIQUE_VIOLATION || url === undefined) throw error;
-        const holder = await this.#urlHolder(url);
+        const [holder] = (await this.#pool.query<{ id: string }>(sql.urlHolderBeside, [id, url])).rows;
         // Deleted since: the URL is free now, and this update may be sent again.
         if (holder === undefined) throw error;
-        return { outcome: 'url-taken', holder };
+        return { outcome: 'url-taken', holder: holder.id };
       }
     });
   }
 
-  rotateSecret(id: string, secret: string, previousUntil: Date): Promise<boolean> {
+  rotateSecret(id: string, secret: string, graceMs: number): Promise<boolean> {
     return this.#run(
-      async () => (await this.#pool.query(sql.rotateSecret, [id, secret, previousUntil])).rowCount === 1,
+      async () =>
+        (await this.#pool.query(sql.rotateSecret, [id, secret, graceMs, WEBHOOK_PREVIOUS_SECRETS_MAX])).rowCount === 1,
     );
   }
 
@@ -384,22 +425,20 @@ export class PostgresWebhookStore implements WebhookStore {
 
   endpointSecrets(): Promise<EndpointSecrets[]> {
     return this.#run(async () => {
-      type Row = { id: string; secret: string; previous_secret: string | null };
+      type Row = { id: string; secret: string; previous_secrets: string[] };
       const { rows } = await this.#pool.query<Row>(sql.endpointSecrets);
-      return rows.map(({ id, secret, previous_secret }) =>
-        previous_secret === null ? { id, secret } : { id, secret, previousSecret: previous_secret },
-      );
+      return rows.map(({ id, secret, previous_secrets }) => ({ id, secret, previousSecrets: previous_secrets }));
     });
   }
 
   signingSecrets(id: string): Promise<SigningSecrets | undefined> {
     return this.#run(async () => {
-      type Row = { secret: string; previous_secret: string | null };
+      type Row = { secret: string; previous_secrets: string[] | null };
       const [row] = (await this.#pool.query<Row>(sql.signingSecrets, [id])).rows;
       if (row === undefined) return undefined;
-      return row.previous_secret === null
+      return row.previous_secrets === null || row.previous_secrets.length === 0
         ? { secret: row.secret }
-        : { secret: row.secret, previousSecret: row.previous_secret };
+        : { secret: row.secret, previousSecrets: row.previous_secrets };
     });
   }
 
@@ -408,17 +447,18 @@ export class PostgresWebhookStore implements WebhookStore {
     return this.#run(async () => (await this.#pool.query(statement, [id, from, to])).rowCount === 1);
   }
 
-  async #urlHolder(url: string): Promise<string | undefined> {
-    const { rows } = await this.#pool.query<{ id: string }>(sql.urlHolder, [url]);
-    return rows[0]?.id;
-  }
-
   #count(statement: string, values: unknown[]): Promise<number> {
     return this.#run(async () => (await this.#pool.query(statement, values)).rowCount ?? 0);
   }
 
-  listEndpoints(): Promise<StoredEndpoint[]> {
-    return this.#run(async () => (await this.#pool.query<EndpointRow>(sql.listEndpoints)).rows.map(toEndpoint));
+  listEndpoints(owner?: string): Promise<StoredEndpoint[]> {
+    return this.#run(async () => {
+      const { rows } =
+        owner === undefined
+          ? await this.#pool.query<EndpointRow>(sql.listEndpoints)
+          : await this.#pool.query<EndpointRow>(sql.listOwnedEndpoints, [owner]);
+      return rows.map(toEndpoint);
+    });
   }
 
   getEndpoint(id: string): Promise<StoredEndpoint | undefined> {
@@ -494,7 +534,9 @@ export class PostgresWebhookStore implements WebhookStore {
           leaseToken: token,
           createdAt: row.created_at,
         };
-        if (row.previous_secret !== null) claimed.previousSecret = row.previous_secret;
+        if (row.previous_secrets !== null && row.previous_secrets.length > 0) {
+          claimed.previousSecrets = row.previous_secrets;
+        }
         if (row.traceparent !== null) claimed.traceparent = row.traceparent;
         return claimed;
       });

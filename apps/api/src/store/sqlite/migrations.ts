@@ -147,4 +147,18 @@ ${DELIVERY_COLUMNS},
   // fractions, the theoretical arrival time the claims advance (see store/rate-limit.ts).
   `ALTER TABLE webhook_endpoints ADD COLUMN rate_limit INTEGER;
    ALTER TABLE webhook_endpoints ADD COLUMN rate_tat REAL`,
+  // Ownership: an endpoint belongs to the principal that registered it ('operator' for those
+  // registered before, when every credential managed every endpoint). One endpoint per URL for each
+  // owner: two teams may both subscribe one receiver. Listing one owner's endpoints walks its index.
+  `ALTER TABLE webhook_endpoints ADD COLUMN owner TEXT NOT NULL DEFAULT 'operator';
+   DROP INDEX webhook_endpoints_url;
+   CREATE UNIQUE INDEX webhook_endpoints_url ON webhook_endpoints (owner, url) WHERE duplicate_url = 0;
+   CREATE INDEX webhook_endpoints_owner ON webhook_endpoints (owner, created_at, id)`,
+  // Rotations keep every secret rotated out while its grace lasts (two rotations in a row no longer
+  // drop the first): previous_secrets, a JSON array of [secret, until (Unix ms)], newest first.
+  // previous_secret(_until) are no longer read; kept for the previous release's processes that a
+  // rolling upgrade leaves running for a while.
+  `ALTER TABLE webhook_endpoints ADD COLUMN previous_secrets TEXT;
+   UPDATE webhook_endpoints SET previous_secrets = json_array(json_array(previous_secret, previous_secret_until))
+   WHERE previous_secret IS NOT NULL`,
 ];

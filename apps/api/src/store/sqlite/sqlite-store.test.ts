@@ -12,6 +12,7 @@ import { type ChildResult, runToEnd } from '../../testing/run-to-end.ts';
 import { until } from '../../testing/until.ts';
 import {
   expectDuplicateUrlsKept,
+  expectEndpointsGivenToOperator,
   expectOutboxKeptWithoutTraceparent,
   expectTraceparentKept,
   fixedTracing,
@@ -191,6 +192,16 @@ describe('SqlitePlantStore', () => {
     expect(userVersion(dataDir)).toBe(sqliteMigrations.length);
   });
 
+  it('gives the endpoints registered before ownership to the operator', async () => {
+    const owned = sqliteMigrations.findIndex((sql) => sql.includes('ADD COLUMN owner'));
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    for (const sql of sqliteMigrations.slice(0, owned)) db.exec(sql);
+    db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', 1);
+      PRAGMA user_version = ${owned}`);
+    db.close();
+    await expectEndpointsGivenToOperator(await openStore());
+  });
+
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
     const unique = sqliteMigrations.findIndex((sql) => sql.includes('duplicate_url'));
     const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
@@ -249,11 +260,17 @@ describe('SqlitePlantStore', () => {
   it('holds a rate-limited endpoint to rate × t + one second’s worth by its clock, draining at the rate, and follows a change', async () => {
     const clock = manualClock();
     const store = await openStore({ clock });
-    const rated = { id: 'ep_rated', url: 'https://hooks.example.com/rated', secret: 'whsec_a', rateLimit: 10 };
-    await store.webhooks.createEndpoint(rated, 100);
+    const rated = {
+      id: 'ep_rated',
+      url: 'https://hooks.example.com/rated',
+      secret: 'whsec_a',
+      owner: 'operator',
+      rateLimit: 10,
+    };
+    await store.webhooks.createEndpoint(rated, { perOwner: 100, total: 10_000 });
     await store.webhooks.createEndpoint(
-      { id: 'ep_free', url: 'https://hooks.example.com/free', secret: 'whsec_b' },
-      100,
+      { id: 'ep_free', url: 'https://hooks.example.com/free', secret: 'whsec_b', owner: 'operator' },
+      { perOwner: 100, total: 10_000 },
     );
     await Promise.all(
       Array.from({ length: 100 }, (_, index) => store.create({ id: BigInt(index + 1), name: 'Rated' })),
@@ -353,8 +370,8 @@ describe('SqlitePlantStore', () => {
       await store.close();
       console.log(JSON.stringify(result));
     `;
-    // 320 blocks of 512 bytes: room for the schema (webhook and idempotency tables and their migrations included), not for 800 plants of ~300 bytes each.
-    const child = await runNode(script, [dataDir], 'ulimit -f 320');
+    // 400 blocks of 512 bytes: room for the schema (webhook and idempotency tables and their migrations included), not for 800 plants of ~300 bytes each.
+    const child = await runNode(script, [dataDir], 'ulimit -f 400');
     expect(child, child.stderr).toMatchObject({ code: 0, signal: null });
     const { acknowledged, failure } = JSON.parse(child.stdout) as {
       acknowledged: number[];
@@ -520,7 +537,10 @@ describe('SqlitePlantStore', () => {
           url: `https://e${index}.example/${path}`,
           description: LARGEST_DESCRIPTION,
         };
-        await store.webhooks.createEndpoint({ ...endpoint, secret: 'whsec_x' }, 100);
+        await store.webhooks.createEndpoint(
+          { ...endpoint, secret: 'whsec_x', owner: 'operator' },
+          { perOwner: 100, total: 10_000 },
+        );
       }
       const lists = await Promise.all(Array.from({ length: 60 }, () => store.webhooks.listEndpoints()));
       expect(lists.map((list) => list.length)).toStrictEqual(Array(60).fill(WEBHOOK_ENDPOINTS_MAX));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
 import type { Clock } from '../../clock.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
 import { DELETE_BATCH, storedEventTypes } from '../store-shared.ts';
@@ -10,13 +11,22 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
   const { call } = batches;
   const store: WebhookStore = {
     createEndpoint: (
-      { id, url, description, eventTypes = [...DEFAULT_EVENT_TYPES], payloadFormat = 'plain', rateLimit, secret },
-      max,
+      {
+        id,
+        url,
+        description,
+        eventTypes = [...DEFAULT_EVENT_TYPES],
+        payloadFormat = 'plain',
+        rateLimit,
+        secret,
+        owner,
+      },
+      { perOwner, total },
     ) =>
       batches.submit(
         'createEndpoint',
         undefined,
-        { id, url, description, eventTypes, payloadFormat, rateLimit },
+        { id, url, description, eventTypes, payloadFormat, rateLimit, owner },
         id,
         url,
         description ?? null,
@@ -24,7 +34,9 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         payloadFormat,
         rateLimit ?? null,
         secret,
-        max,
+        owner,
+        perOwner,
+        total,
       ),
     updateEndpoint: (id, { url, description, enabled, eventTypes, payloadFormat, rateLimit }) =>
       call(
@@ -40,13 +52,15 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         rateLimit ?? null,
         clock.now(),
       ),
-    rotateSecret: (id, secret, previousUntil) => call('rotateSecret', id, secret, previousUntil.getTime()),
+    rotateSecret: (id, secret, graceMs) =>
+      call('rotateSecret', id, secret, graceMs, WEBHOOK_PREVIOUS_SECRETS_MAX, clock.now()),
     requeueFailed: (endpointId, since, limit) => call('requeueFailed', endpointId, since.getTime(), limit, clock.now()),
     retryDelivery: (endpointId, deliveryId) => call('retryDelivery', endpointId, deliveryId, clock.now()),
     endpointSecrets: () => call('endpointSecrets'),
     signingSecrets: (id) => call('signingSecrets', id, clock.now()),
     replaceSecret: (id, which, from, to) => call('replaceSecret', id, which, from, to),
-    listEndpoints: () => batches.submitLarge(ENDPOINTS_BYTES, 'listEndpoints', undefined, undefined),
+    listEndpoints: (owner) =>
+      batches.submitLarge(ENDPOINTS_BYTES, 'listEndpoints', undefined, undefined, owner ?? null),
     getEndpoint: (id) => call('getEndpoint', id),
     deleteEndpoint: async (id) => {
       // In batches, each its own transaction: plant operations take turns with a large deletion.

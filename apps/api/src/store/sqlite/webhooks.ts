@@ -42,7 +42,8 @@ export type ClaimedRow = [
   endpointId: string,
   url: string,
   secret: string,
-  previousSecret: string | null,
+  /** JSON: those rotated out whose grace lasts; null when none ever was. */
+  previousSecrets: string | null,
   plantId: bigint,
   name: string,
   tag: string | null,
@@ -53,7 +54,10 @@ export type ClaimedRow = [
   payloadFormat: PayloadFormat,
 ];
 
-type SecretsRow = { id: string; secret: string; previous_secret: string | null };
+type SecretsRow = { id: string; secret: string; previous_secrets: string | null };
+
+/** A JSON array of secrets as SQLite's json_group_array writes it, or null: [] for none. */
+const secretList = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
 
 const toClaimed = (
   [
@@ -62,7 +66,7 @@ const toClaimed = (
     endpointId,
     url,
     secret,
-    previousSecret,
+    previousSecrets,
     plantId,
     name,
     tag,
@@ -89,7 +93,7 @@ const toClaimed = (
     leaseToken,
     createdAt: new Date(Number(createdAt)),
   };
-  if (previousSecret !== null) claimed.previousSecret = previousSecret;
+  if (previousSecrets !== null && previousSecrets !== '[]') claimed.previousSecrets = secretList(previousSecrets);
   if (traceparent !== null) claimed.traceparent = traceparent;
   return claimed;
 };
@@ -101,6 +105,13 @@ const toClaimed = (
  * re-preparing was a fifth of this thread's work while delivering. A sum is only computed when the
  * statement runs; the plans are the same (EXPLAIN QUERY PLAN).
  */
+
+/**
+ * The secrets rotated out whose grace lasts at :now, newest first, as a JSON array; null, read at no
+ * cost, for an endpoint never rotated.
+ */
+const livePreviousSecrets = (column: string) => `CASE WHEN ${column} IS NOT NULL THEN
+  (SELECT json_group_array(value ->> 0) FROM json_each(${column}) WHERE value ->> 1 > :now) END`;
 
 /** The webhook statements: endpoints, and the outbox of deliveries. */
 export const webhookStatements = (db: DatabaseSync) => {
@@ -173,13 +184,16 @@ export const webhookStatements = (db: DatabaseSync) => {
       `SELECT (SELECT count(*) FROM webhook_events) * (SELECT count(*) FROM webhook_endpoints WHERE enabled = 1) AS pending,
               (SELECT created_at FROM webhook_events ORDER BY seq LIMIT 1) AS oldest`,
     ),
-    // An endpoint that has the URL already: nothing is inserted (the unique index).
+    // An endpoint of the owner that has the URL already: nothing is inserted (the unique index).
     createEndpoint: prepare(
-      `INSERT INTO webhook_endpoints (id, url, description, event_types, payload_format, rate_limit, secret, created_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_endpoints) < ?
+      `INSERT INTO webhook_endpoints (id, url, description, event_types, payload_format, rate_limit, secret, created_at, owner)
+       SELECT :id, :url, :description, :eventTypes, :payloadFormat, :rateLimit, :secret, :now, :owner
+       WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = :owner) < :perOwner
+         AND (SELECT count(*) FROM webhook_endpoints) < :total
        ON CONFLICT DO NOTHING`,
     ),
-    urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE url = ? AND duplicate_url = 0'),
+    ownedCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE owner = ?'),
+    urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE owner = ? AND url = ? AND duplicate_url = 0'),
     // Enabling a disabled endpoint forgets why it was disabled and its failing streak, so that its
     // pending deliveries are claimed again and auto-disable counts afresh. The right-hand sides
     // read the row as it was.
@@ -200,10 +214,8 @@ export const webhookStatements = (db: DatabaseSync) => {
          failing_since = CASE WHEN :enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END
        WHERE id = :id`,
     ),
-    rotateSecret: prepare(
-      `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = :until, secret = :secret
-       WHERE id = :id`,
-    ),
+    secretsOf: prepare('SELECT secret, previous_secrets FROM webhook_endpoints WHERE id = ?'),
+    rotateSecret: prepare('UPDATE webhook_endpoints SET previous_secrets = :previous, secret = :secret WHERE id = :id'),
     requeueFailed: prepare(
       `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, finished_at = NULL
        WHERE seq IN (
@@ -217,16 +229,23 @@ export const webhookStatements = (db: DatabaseSync) => {
        WHERE seq = :seq AND endpoint_id = :id
          AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
     ),
-    endpointSecrets: prepare('SELECT id, secret, previous_secret FROM webhook_endpoints ORDER BY id'),
+    endpointSecrets: prepare(
+      `SELECT id, secret, (SELECT json_group_array(value ->> 0) FROM json_each(previous_secrets)) AS previous_secrets
+       FROM webhook_endpoints ORDER BY id`,
+    ),
     signingSecrets: prepare(
-      `SELECT secret, CASE WHEN previous_secret_until > :now THEN previous_secret END AS previous_secret
-       FROM webhook_endpoints WHERE id = :id`,
+      `SELECT secret, ${livePreviousSecrets('previous_secrets')} AS previous_secrets FROM webhook_endpoints WHERE id = :id`,
     ),
     replaceSecret: prepare('UPDATE webhook_endpoints SET secret = :to WHERE id = :id AND secret = :from'),
+    // A secret is one JSON string of the array, written as json_quote writes it.
     replacePreviousSecret: prepare(
-      'UPDATE webhook_endpoints SET previous_secret = :to WHERE id = :id AND previous_secret = :from',
+      `UPDATE webhook_endpoints SET previous_secrets = replace(previous_secrets, json_quote(:from), json_quote(:to))
+       WHERE id = :id AND instr(previous_secrets, json_quote(:from)) > 0`,
     ),
     listEndpoints: prepare(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`),
+    listOwnedEndpoints: prepare(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = ? ORDER BY created_at, id`,
+    ),
     getEndpoint: prepare(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ?`),
     deleteEndpoint: prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
     deleteDeliveries: prepare(
@@ -251,8 +270,7 @@ export const webhookStatements = (db: DatabaseSync) => {
     ),
     // In the order of the protocol's ClaimedRow, after its webhook-id.
     claimed: prepare(
-      `SELECT d.seq, d.endpoint_id, e.url, e.secret,
-              CASE WHEN e.previous_secret_until > :now THEN e.previous_secret END AS previous_secret,
+      `SELECT d.seq, d.endpoint_id, e.url, e.secret, ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
               d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
       true,
@@ -396,12 +414,13 @@ const changingEndpoints = (thread: Thread): void => {
 
 export const webhookOperations = {
   /**
-   * → its createdAt (Unix ms, this thread's clock) when registered; false when `most` endpoints exist
-   * already; else the id of the endpoint that has the URL (the unique index refused it).
+   * → its createdAt (Unix ms, this thread's clock) when registered; 'owner' when its owner has
+   * `perOwner` endpoints already, 'total' when all owners have `total`; else `[holder]`, the id of
+   * the owner's endpoint that has the URL (the unique index refused it).
    */
   createEndpoint: operation({
     ...write,
-    arity: 8,
+    arity: 10,
     run: (
       thread: Thread,
       id: string,
@@ -411,15 +430,30 @@ export const webhookOperations = {
       payloadFormat: PayloadFormat,
       rateLimit: number | null,
       secret: string,
-      most: number,
-    ): number | false | string => {
+      owner: string,
+      perOwner: number,
+      total: number,
+    ): number | 'owner' | 'total' | [string] => {
       changingEndpoints(thread);
       const { webhooks, now } = thread;
       // Stamped by the clock that stamps the announcements (see NewStoredEndpoint).
-      const values = [id, url, description, eventTypes, payloadFormat, rateLimit, secret, now, most] as const;
-      if (webhooks.createEndpoint.run(...values).changes === 1) return now;
-      const holder = webhooks.urlHolder.get(url) as { id: string } | undefined;
-      return holder?.id ?? false;
+      const values = {
+        id,
+        url,
+        description,
+        eventTypes,
+        payloadFormat,
+        rateLimit,
+        secret,
+        now,
+        owner,
+        perOwner,
+        total,
+      };
+      if (webhooks.createEndpoint.run(values).changes === 1) return now;
+      const holder = webhooks.urlHolder.get(owner, url) as { id: string } | undefined;
+      if (holder !== undefined) return [holder.id];
+      return (webhooks.ownedCount.get(owner) as { count: number }).count >= perOwner ? 'owner' : 'total';
     },
     decode: (
       {
@@ -429,6 +463,7 @@ export const webhookOperations = {
         eventTypes,
         payloadFormat,
         rateLimit,
+        owner,
       }: {
         id: string;
         url: string;
@@ -436,6 +471,7 @@ export const webhookOperations = {
         eventTypes: WebhookEventType[];
         payloadFormat: PayloadFormat;
         rateLimit: number | undefined;
+        owner: string;
       },
       result,
     ): CreateEndpointOutcome => {
@@ -443,14 +479,16 @@ export const webhookOperations = {
         return {
           outcome: 'created',
           endpoint: registeredEndpoint(
-            { id, url, description, rateLimit },
+            { id, url, description, rateLimit, owner },
             eventTypes,
             payloadFormat,
             new Date(result),
           ),
         };
       }
-      return result === false ? { outcome: 'too-many' } : { outcome: 'url-taken', holder: result };
+      if (result === 'owner') return { outcome: 'too-many' };
+      if (result === 'total') return { outcome: 'too-many-in-all' };
+      return { outcome: 'url-taken', holder: result[0] };
     },
   }),
   /**
@@ -497,7 +535,7 @@ export const webhookOperations = {
       const row = (webhooks.getEndpoint.get(id) as unknown as EndpointRow | undefined) ?? null;
       if (changes === 1 || row === null) return row;
       // OR IGNORE skipped the row: the unique URL index refused it.
-      return (webhooks.urlHolder.get(url) as { id: string }).id;
+      return (webhooks.urlHolder.get(row.owner, url) as { id: string }).id;
     },
     decode: (_: undefined, result): UpdateEndpointOutcome => {
       if (result === null) return { outcome: 'not-found' };
@@ -505,13 +543,23 @@ export const webhookOperations = {
       return { outcome: 'updated', endpoint: toEndpoint(result) };
     },
   }),
-  /** → whether the endpoint exists (its secret is then `secret`, the current one signing too until `until`). */
+  /**
+   * → whether the endpoint exists (its secret is then `secret`; the current one signs too until
+   * `now` + `graceMs`, beside those rotated out before whose grace lasts, `most` in all).
+   */
   rotateSecret: operation({
     ...write,
-    arity: 3,
-    run: (thread: Thread, id: string, secret: string, until: number): boolean => {
+    arity: 5,
+    run: (thread: Thread, id: string, secret: string, graceMs: number, most: number, now: number): boolean => {
+      const { webhooks } = thread;
+      const row = webhooks.secretsOf.get(id) as Omit<SecretsRow, 'id'> | undefined;
+      if (row === undefined) return false;
       thread.beginWrite();
-      return thread.webhooks.rotateSecret.run({ id, secret, until }).changes === 1;
+      const kept = (
+        row.previous_secrets === null ? [] : (JSON.parse(row.previous_secrets) as [string, number][])
+      ).filter(([, until]) => until > now);
+      const previous = JSON.stringify([[row.secret, now + graceMs], ...kept].slice(0, most));
+      return webhooks.rotateSecret.run({ id, secret, previous }).changes === 1;
     },
   }),
   /** → how many failed deliveries created at or after `since` are pending again, due now. */
@@ -543,8 +591,11 @@ export const webhookOperations = {
     run: (thread: Thread): SecretsRow[] => thread.webhooks.endpointSecrets.all() as unknown as SecretsRow[],
     decode: (_: undefined, rows) =>
       rows.map(
-        ({ id, secret, previous_secret }): EndpointSecrets =>
-          previous_secret === null ? { id, secret } : { id, secret, previousSecret: previous_secret },
+        ({ id, secret, previous_secrets }): EndpointSecrets => ({
+          id,
+          secret,
+          previousSecrets: secretList(previous_secrets),
+        }),
       ),
   }),
   /** → the endpoint's signing secrets now, or undefined when there is no such endpoint. */
@@ -557,9 +608,9 @@ export const webhookOperations = {
     decode: (_: undefined, row): SigningSecrets | undefined =>
       row === null
         ? undefined
-        : row.previous_secret === null
+        : row.previous_secrets === null || row.previous_secrets === '[]'
           ? { secret: row.secret }
-          : { secret: row.secret, previousSecret: row.previous_secret },
+          : { secret: row.secret, previousSecrets: secretList(row.previous_secrets) },
   }),
   /** → whether the stored secret was still `from` (it is then `to`). */
   replaceSecret: operation({
@@ -581,10 +632,14 @@ export const webhookOperations = {
     },
   }),
   /** → endpoint rows, oldest first. */
+  /** → the endpoints of `owner`, or every owner's when null. */
   listEndpoints: operation({
     ...read,
-    arity: 0,
-    run: (thread: Thread): EndpointRow[] => thread.webhooks.listEndpoints.all() as unknown as EndpointRow[],
+    arity: 1,
+    run: (thread: Thread, owner: string | null): EndpointRow[] =>
+      (owner === null
+        ? thread.webhooks.listEndpoints.all()
+        : thread.webhooks.listOwnedEndpoints.all(owner)) as unknown as EndpointRow[],
     decode: (_: undefined, rows) => rows.map(toEndpoint),
   }),
   getEndpoint: operation({
