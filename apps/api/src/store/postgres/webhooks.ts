@@ -101,6 +101,14 @@ const sql = {
                     WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= $2
                     ORDER BY created_at LIMIT $3
                   ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND enabled)`,
+  // Leased deliveries are due at their lease's end: the lease keeps them out.
+  expediteRetries: `UPDATE webhook_deliveries SET next_attempt_at = now()
+                    WHERE seq IN (
+                      SELECT seq FROM webhook_deliveries
+                      WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > now() AND attempts >= 2
+                        AND (lease_until IS NULL OR lease_until <= now())
+                      ORDER BY next_attempt_at LIMIT $2
+                    )`,
   retryDelivery: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL,
                     finished_at = NULL
                   WHERE seq = $2 AND endpoint_id = $1
@@ -370,6 +378,10 @@ export class PostgresWebhookStore implements WebhookStore {
 
   requeueFailed(endpointId: string, since: Date, limit: number): Promise<number> {
     return this.#count(sql.requeueFailed, [endpointId, since, limit]);
+  }
+
+  expediteRetries(endpointId: string, limit: number): Promise<number> {
+    return this.#count(sql.expediteRetries, [endpointId, limit]);
   }
 
   retryDelivery(endpointId: string, deliveryId: string): Promise<boolean> {
