@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import {
   DELETE_BATCH,
   type DeliveryRow,
@@ -37,6 +36,7 @@ import {
   type WebhookEventType,
   type WebhookStore,
 } from '../webhook-store.ts';
+import type { Queryable } from './deadline-pool.ts';
 
 type ClaimedRow = {
   id: string;
@@ -287,15 +287,15 @@ const sql = {
 
 type Run = <T>(operation: () => Promise<T>) => Promise<T>;
 
-/** The webhook side of PostgresPlantStore, on its pool; `run` tracks each operation for close and maps outages to 503. */
+/** The webhook side of PostgresPlantStore, on its pool (its statements within their deadline); `run` tracks each operation for close and maps outages to 503. */
 export class PostgresWebhookStore implements WebhookStore {
-  readonly #pool: pg.Pool;
+  readonly #pool: Queryable;
   readonly #run: Run;
   readonly #announced = new AnnounceListeners();
   /** The last claim found nothing due. */
   #idle = false;
 
-  constructor(pool: pg.Pool, run: Run) {
+  constructor(pool: Queryable, run: Run) {
     this.#pool = pool;
     this.#run = run;
   }
