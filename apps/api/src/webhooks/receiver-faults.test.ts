@@ -41,6 +41,7 @@ const serviceWith = async (retryDelaysMs: number[], answer: (attemptsBefore: num
   defer(service.cleanup);
   const hook: WebhookReceiver = await deferredReceiver(defer);
   const attempts = new Map<string, number>();
+  const plantOf = new Map<number, string>();
   const arrivals: number[] = [];
   const createdAt = new Map<number, number>();
   const deliveredAt = new Map<number, number>();
@@ -51,10 +52,10 @@ const serviceWith = async (retryDelaysMs: number[], answer: (attemptsBefore: num
     attempts.set(id, before + 1);
     arrivals.push(clock.now());
     const chosen = answering(before);
-    if (typeof chosen === 'object' && chosen.status < 300) {
-      const plant = (JSON.parse(request.body) as { id: number }).id;
-      if (!deliveredAt.has(plant)) deliveredAt.set(plant, clock.now());
-    }
+    const plant = (JSON.parse(request.body) as { id: number }).id;
+    plantOf.set(plant, id);
+    if (typeof chosen === 'object' && chosen.status < 300 && !deliveredAt.has(plant))
+      deliveredAt.set(plant, clock.now());
     return chosen;
   });
   await registerEndpoint(service.base, hook.url);
@@ -83,6 +84,9 @@ const serviceWith = async (retryDelaysMs: number[], answer: (attemptsBefore: num
     arrivals,
     attempts,
     deliveredAt,
+    createdAt: () => createdAt,
+    /** Attempts that reached the receiver for the plant's event. */
+    attemptsOf: (plant: number) => attempts.get(plantOf.get(plant) ?? ''),
     createSteadily,
     runUntilDelivered,
     latencies,
@@ -110,6 +114,31 @@ describe('receivers that fail', () => {
     await service.runUntilDelivered(10_000);
     expect(service.latencies()[0]).toBeLessThanOrEqual(300 + 600 + MARGIN_MS);
     expect([...service.attempts.values()].every((count) => count === 3)).toBe(true);
+  }, 60_000);
+
+  it('delivers to a receiver failing 30% of attempts at random each event after the delays of its own failures', async () => {
+    const delays = [1_000, 2_000, 4_000, 8_000];
+    // The same draws at every run (a linear congruential generator), about 30% of them failures.
+    let seed = 47;
+    const draw = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const service = await serviceWith(delays, () => ({ status: draw() < 0.3 ? 500 : 204 }));
+    await service.createSteadily(100, 20);
+    await service.runUntilDelivered(20_000);
+    const created = service.createdAt();
+    let atOnce = 0;
+    for (const [id, deliveredAt] of service.deliveredAt) {
+      const failures = (service.attemptsOf(id) ?? 1) - 1;
+      if (failures === 0) atOnce += 1;
+      const waited = delays.slice(0, failures).reduce((sum, delay) => sum + delay, 0);
+      expect(deliveredAt - (created.get(id) as number), `plant ${id} after ${failures} failures`).toBeLessThanOrEqual(
+        waited + MARGIN_MS,
+      );
+    }
+    // Most at once: a failure pauses nothing.
+    expect(atOnce).toBeGreaterThan(55);
   }, 60_000);
 
   it('pauses the endpoint 2 s after a 503 with Retry-After: 2', async () => {
