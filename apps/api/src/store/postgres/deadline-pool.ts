@@ -64,13 +64,15 @@ const cancelOnServer = (client: pg.PoolClient): void => {
  * nobody; the connection goes back to the pool once the server has answered (node-postgres' own
  * client timeout bounds that wait).
  */
-export const deadlinePool = (pool: pg.Pool, deadlineMs: number, now: () => number = Date.now): Queryable => ({
+export const deadlinePool = (pool: pg.Pool, deadlineMs: number): Queryable => ({
   async query(config, values) {
-    const at = deadlines.getStore() ?? now() + deadlineMs;
+    const at = deadlines.getStore() ?? Date.now() + deadlineMs;
+    // Spent already (waiting for an earlier write of the same id, or for the statement before).
+    if (Date.now() >= at) throw late('answer', deadlineMs);
     let timer: NodeJS.Timeout | undefined;
     const expired = (what: string) =>
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(late(what, deadlineMs)), Math.max(0, at - now()));
+        timer = setTimeout(() => reject(late(what, deadlineMs)), Math.max(0, at - Date.now()));
       });
     const connecting = pool.connect();
     let client: pg.PoolClient;
