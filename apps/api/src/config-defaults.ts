@@ -26,7 +26,7 @@ export const CONFIG_DEFAULTS = {
     clockToleranceMs: 30_000,
     jwksMaxStaleMs: 3_600_000,
   },
-  database: { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000, migrate: true },
+  database: { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000, deadlineMs: 5_000, migrate: true },
   server: {
     shutdownDrainMs: 3_000,
     shutdownGraceMs: 10_000,

@@ -160,6 +160,7 @@ describe('loadConfig', () => {
       poolSize: 10,
       connectTimeoutMs: 5_000,
       statementTimeoutMs: 5_000,
+      deadlineMs: 5_000,
       migrate: true,
     });
     expect(
@@ -169,6 +170,7 @@ describe('loadConfig', () => {
         PLANT_DB_POOL_SIZE: '25',
         PLANT_DB_CONNECT_TIMEOUT_MS: '1500',
         PLANT_DB_STATEMENT_TIMEOUT_MS: '750',
+        PLANT_DB_DEADLINE_MS: '2500',
         PLANT_DB_MIGRATE: 'false',
         PLANT_SHUTDOWN_DRAIN_MS: '0',
         PLANT_SHUTDOWN_GRACE_MS: '0',
@@ -182,6 +184,7 @@ describe('loadConfig', () => {
         poolSize: 25,
         connectTimeoutMs: 1_500,
         statementTimeoutMs: 750,
+        deadlineMs: 2_500,
         migrate: false,
       },
       server: {
@@ -497,6 +500,7 @@ describe('loadConfig', () => {
       'Invalid configuration: PLANT_DB_CONNECT_TIMEOUT_MS must be a whole number of milliseconds from 1 to 3600000.',
     ],
     [{ PLANT_DB_STATEMENT_TIMEOUT_MS: '-1' }, /^Invalid configuration: PLANT_DB_STATEMENT_TIMEOUT_MS must be a whole/],
+    [{ PLANT_DB_DEADLINE_MS: '0' }, /^Invalid configuration: PLANT_DB_DEADLINE_MS must be a whole/],
     [{ PLANT_SHUTDOWN_GRACE_MS: '1.5' }, /^Invalid configuration: PLANT_SHUTDOWN_GRACE_MS must be a whole number/],
     [{ PLANT_SHUTDOWN_DRAIN_MS: '-1' }, /^Invalid configuration: PLANT_SHUTDOWN_DRAIN_MS must be a whole number/],
     [{ PLANT_DB_MIGRATE: 'no' }, 'Invalid configuration: PLANT_DB_MIGRATE must be true or false.'],

@@ -200,6 +200,7 @@ export const Env = z.object({
   PLANT_DB_POOL_SIZE: wholeNumber(DEFAULTS.database.poolSize, 1, 1000),
   PLANT_DB_CONNECT_TIMEOUT_MS: milliseconds(DEFAULTS.database.connectTimeoutMs),
   PLANT_DB_STATEMENT_TIMEOUT_MS: milliseconds(DEFAULTS.database.statementTimeoutMs),
+  PLANT_DB_DEADLINE_MS: milliseconds(DEFAULTS.database.deadlineMs),
   PLANT_DB_MIGRATE: booleanFlag(DEFAULTS.database.migrate),
   PLANT_SHUTDOWN_DRAIN_MS: milliseconds(DEFAULTS.server.shutdownDrainMs, 0),
   PLANT_SHUTDOWN_GRACE_MS: milliseconds(DEFAULTS.server.shutdownGraceMs, 0),
@@ -367,6 +368,11 @@ export type DatabaseConfig = {
   poolSize: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number;
+  /**
+   * Longest a store operation may take, waiting for a connection and running its statements
+   * together: past it, it fails as unavailable (503) and its statement is cancelled on the server.
+   */
+  deadlineMs: number;
   /** Apply pending migrations at start (default), or only check that the schema is current. */
   migrate: boolean;
 };
@@ -454,6 +460,7 @@ const databaseConfig = (vars: Vars, url: string): DatabaseConfig => ({
   poolSize: vars.PLANT_DB_POOL_SIZE,
   connectTimeoutMs: vars.PLANT_DB_CONNECT_TIMEOUT_MS,
   statementTimeoutMs: vars.PLANT_DB_STATEMENT_TIMEOUT_MS,
+  deadlineMs: vars.PLANT_DB_DEADLINE_MS,
   migrate: vars.PLANT_DB_MIGRATE,
 });
 

@@ -204,4 +204,47 @@ describe.skipIf(findPostgres() === undefined)('PostgreSQL faults under load', ()
     expect(stored.get(1n)).toBe('Before');
     expect(stored.get(2n)).toBe('After');
   }, 60_000);
+
+  it('stalled under concurrent creates: answers each 503 within PLANT_DB_DEADLINE_MS and a margin, and serves again once it answers', async () => {
+    const postgres = server as PostgresServer;
+    const { url } = await database();
+    // The connect and statement timeouts at their defaults (5 s each): a request waited up to 11 s.
+    const service = await startMain({
+      DATABASE_URL: url,
+      PLANT_API_TOKENS: MAIN_TEST_TOKEN,
+      PLANT_DB_DEADLINE_MS: '1000',
+    });
+    expect((await postPlant(service.url, MAIN_TEST_TOKEN, { id: 1n, name: 'Before' })).status).toBe(200);
+
+    postgres.freeze();
+    // Two waves: the first finds the pool's connections free, the second finds them held by the
+    // first wave's statements, cancelled but not yet answered by the frozen server.
+    for (const wave of [0, 1]) {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, async (_, index) => {
+          const started = Date.now();
+          const answer = await postPlant(service.url, MAIN_TEST_TOKEN, {
+            id: BigInt(100 + 10 * wave + index),
+            name: 'During',
+          });
+          return { answer, ms: Date.now() - started };
+        }),
+      );
+      for (const { answer, ms } of answers) {
+        expect(answer.status).toBe(503);
+        expectUnavailableAnswer(answer);
+        // A second for the deadline, one more for a busy machine.
+        expect(ms).toBeLessThan(2_000);
+      }
+    }
+
+    postgres.thaw();
+    await until(
+      async () => (await postPlant(service.url, MAIN_TEST_TOKEN, { id: 2n, name: 'After' })).status === 200,
+      'a create to succeed once the database answers',
+    );
+    const stored = await storedPlants(url);
+    expect(stored.get(1n)).toBe('Before');
+    expect(stored.get(2n)).toBe('After');
+  }, 60_000);
 });

@@ -206,6 +206,14 @@ export interface WebhookStore {
    * again, due now, oldest first (their webhook-id unchanged); resolves how many.
    */
   requeueFailed(endpointId: string, since: Date, limit: number): Promise<number>;
+  /**
+   * Makes due now up to `limit` pending deliveries of the endpoint that failed at least twice and
+   * wait for a later retry, not leased, the soonest due first; resolves how many. The delivery loop
+   * calls it when the endpoint answers again after an outage: what failed during the outage need not
+   * wait the longer delays of its schedule. A delivery that failed once waits for its first retry,
+   * short by design: it may have failed for a reason of its own a moment ago.
+   */
+  expediteRetries(endpointId: string, limit: number): Promise<number>;
   /** Makes one delivery of an enabled endpoint pending and due now, whatever its status; false when there is none. */
   retryDelivery(endpointId: string, deliveryId: string): Promise<boolean>;
   /** Every endpoint's secrets as stored. */

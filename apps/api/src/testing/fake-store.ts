@@ -18,6 +18,7 @@ const noWebhooks: WebhookStore = {
   updateEndpoint: async () => ({ outcome: 'not-found' }),
   rotateSecret: async () => false,
   requeueFailed: async () => 0,
+  expediteRetries: async () => 0,
   retryDelivery: async () => false,
   endpointSecrets: async () => [],
   signingSecrets: async () => undefined,

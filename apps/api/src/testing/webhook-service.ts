@@ -1,5 +1,6 @@
 import { parseExactJson } from '@org/plant-contract';
 import { pino } from 'pino';
+import type { Clock } from '../clock.ts';
 import type { WebhookConfig } from '../config.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-loop.ts';
@@ -25,12 +26,12 @@ export type WebhookService = {
  * The real app and delivery loop on a SQLite store in a temporary directory, on
  * 127.0.0.1:<ephemeral>, receivers allowed on loopback. The loop never steps back for requests
  * unless told: a busy test machine must not slow the tests. `app` adds options of the app (a
- * secret box, a rotation grace); a secret box is given to the loop too.
+ * secret box, a rotation grace, the store's clock); a secret box is given to the loop too.
  */
 export const startWebhookService = async (
   config: Partial<WebhookConfig> = {},
   options: Partial<Omit<WebhookDeliveryOptions, 'store' | 'config' | 'logger'>> = {},
-  app: TestAppOptions = {},
+  app: TestAppOptions & { storeClock?: Clock } = {},
 ): Promise<WebhookService> => {
   const server = await startTestServer(makeDataDir(), { allowPrivateWebhooks: true, ...app });
   // The client's fake records deliveries and sends none: no worker (the suites' delivery tests are

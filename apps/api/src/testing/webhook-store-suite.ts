@@ -484,6 +484,41 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await store().webhooks.requeueFailed(endpoint.id, before, 10)).toBe(0);
     });
 
+    it('brings forward the retries of deliveries that failed twice, not leased ones, not the first retries', async () => {
+      const endpoint = await register();
+      const other = await register();
+      for (const id of [70n, 71n, 72n]) await store().create({ id, name: `Plant ${id}` });
+      const retry = (delivery: ClaimedDelivery, retryInMs: number) =>
+        store().webhooks.recordAttempt(delivery, { outcome: 'retry', retryInMs, status: 500, error: 'x' });
+      const byPlant = (claimed: ClaimedDelivery[], endpointId: string, id: bigint) =>
+        claimed.find((delivery) => delivery.endpointId === endpointId && delivery.plant.id === id) as ClaimedDelivery;
+      // Every delivery fails once; all but 71 (of `endpoint`) soon due again.
+      const first = await claim(10, HELD_MS);
+      expect(first).toHaveLength(6);
+      for (const delivery of first)
+        await retry(delivery, delivery.endpointId === endpoint.id && delivery.plant.id === 71n ? HELD_MS : PASSED_MS);
+      await sleep(PASSED_MS * 2);
+      // They fail again: 72 soon due again, the others an hour away.
+      const second = await claim(10, HELD_MS);
+      expect(second).toHaveLength(5);
+      for (const delivery of second) await retry(delivery, delivery.plant.id === 72n ? PASSED_MS : HELD_MS);
+      await sleep(PASSED_MS * 2);
+      // Both 72s are leased: out of reach.
+      const leased = await claim(10, HELD_MS);
+      expect(leased.map((delivery) => delivery.plant.id)).toStrictEqual([72n, 72n]);
+
+      expect(await store().webhooks.expediteRetries(endpoint.id, 10)).toBe(1);
+      const expedited = await claim(10, HELD_MS);
+      expect(expedited.map((delivery) => [delivery.endpointId, delivery.plant.id, delivery.attempts])).toStrictEqual([
+        [endpoint.id, 70n, 2],
+      ]);
+      // The other endpoint's, in batches.
+      await retry(byPlant(expedited, endpoint.id, 70n), HELD_MS);
+      expect(await store().webhooks.expediteRetries(other.id, 1)).toBe(1);
+      expect(await store().webhooks.expediteRetries(other.id, 10)).toBe(1);
+      expect(await store().webhooks.expediteRetries(other.id, 10)).toBe(0);
+    });
+
     it('retries one delivery whatever its status; unknown or foreign ids and disabled endpoints are refused', async () => {
       const endpoint = await register();
       const other = await register();

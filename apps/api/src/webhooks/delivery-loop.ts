@@ -91,6 +91,9 @@ export const failingReason = (disableAfterMs: number): string =>
 /** How often, at most, the loop asks whether a failing endpoint has failed long enough to disable. */
 const DISABLE_CHECK_INTERVAL_MS = 60_000;
 
+/** Retries made due in one store operation when an endpoint answers again after an outage. */
+const EXPEDITE_BATCH = 500;
+
 /** The wait after the store failed to answer a claim. */
 const STORE_FAILURE_BACKOFF_MS = 5_000;
 
@@ -165,6 +168,8 @@ export const startWebhookDelivery = ({
   const { disableAfterMs } = config;
   /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */
   const disableCheckedAt = new Map<string, number>();
+  /** Endpoints whose retries are being made due (see expedite): one pass at a time each, awaited by stop(). */
+  const expediting = new Map<string, Promise<void>>();
   /** Whether delivered attempts are logged: when not, nothing is spent describing them. */
   const debug = log.isLevelEnabled('debug');
   const inFlight = new Set<Promise<void>>();
@@ -265,11 +270,12 @@ export const startWebhookDelivery = ({
       agents,
       clock,
     });
-    windows.finished(
+    const recovered = windows.finished(
       started,
       signalOf(outcome, clock.now() - sentAt),
       'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined,
     );
+    if (recovered) expedite(delivery.endpointId);
     const result = attemptResult(outcome, delivery.attempts, config.retryDelaysMs, random);
     let recorded: DeliveryOutcome = result.outcome;
     try {
@@ -303,6 +309,32 @@ export const startWebhookDelivery = ({
         { ...fields, error: result.error },
         result.outcome === 'gone' ? 'webhook endpoint gone; disabled' : 'webhook delivery failed; no retry left',
       );
+  };
+
+  /**
+   * Makes the endpoint's retries due now, in batches, once it answers again after an outage: the
+   * events that failed during it go at once instead of at the later delays of their schedule (see
+   * WebhookStore.expediteRetries), then the loop claims them.
+   */
+  const expedite = (endpointId: string): void => {
+    if (expediting.has(endpointId)) return;
+    const pass = (async () => {
+      let made = 0;
+      for (;;) {
+        const batch = await store.webhooks.expediteRetries(endpointId, EXPEDITE_BATCH);
+        made += batch;
+        if (batch < EXPEDITE_BATCH || stopping) break;
+      }
+      if (made === 0) return;
+      log.info({ endpointId, retries: made }, 'webhook endpoint answers again; its retries go now');
+      wake?.();
+    })()
+      .catch((error: unknown) => {
+        // They keep their schedule.
+        log.warn({ err: error, endpointId }, 'could not bring the retries of a recovered webhook endpoint forward');
+      })
+      .finally(() => expediting.delete(endpointId));
+    expediting.set(endpointId, pass);
   };
 
   /**
@@ -394,7 +426,7 @@ export const startWebhookDelivery = ({
       agents.http.destroy();
       agents.https.destroy();
       await running;
-      await Promise.allSettled([...inFlight]);
+      await Promise.allSettled([...inFlight, ...expediting.values()]);
       await retained;
     },
   };

@@ -6,6 +6,7 @@ import {
   type EndpointWindows,
   INITIAL_WINDOW,
   MAX_WINDOW,
+  OUTAGE_MS,
   SLOW_ATTEMPT_MS,
   SLOW_START_WINDOW,
   signalOf,
@@ -37,26 +38,28 @@ const claim = (windows: EndpointWindows, due: string[], limits = LIMITS): Attemp
 };
 
 /** Starts as many attempts as the endpoint's room allows and ends each with `signal`; how many. */
-const round = (windows: EndpointWindows, id: string, signal: 'quick' | 'slow' | 'congested'): number => {
+const round = (windows: EndpointWindows, id: string, signal: 'quick' | 'slow' | 'congested' | 'failed'): number => {
   const attempts = claim(windows, [id]);
   for (const attempt of attempts) windows.finished(attempt, signal);
   return attempts.length;
 };
 
 describe('signalOf', () => {
-  it('reads quick and slow 2xx, congestion, and answers that say nothing of load', () => {
+  it('reads quick and slow 2xx; congestion only where it is said; failures of one event', () => {
     expect(signalOf({ status: 204 }, SLOW_ATTEMPT_MS - 1)).toBe('quick');
     expect(signalOf({ status: 200 }, SLOW_ATTEMPT_MS)).toBe('slow');
     for (const congested of [
       { status: 429 },
+      { status: 503, retryAfterMs: 2_000 },
       { status: 503 },
-      { status: 500 },
       { error: 'No 2xx answer within 15000 ms.' },
+      { error: 'Connection failed: ECONNREFUSED.' },
+      { error: 'Connection failed: ECONNRESET.' },
     ])
-      expect(signalOf(congested, 10)).toBe('congested');
-    expect(signalOf({ error: 'Connection failed: ECONNREFUSED.' }, 1)).toBe('congested');
-    for (const neutral of [{ status: 400 }, { status: 410 }, { status: 302 }, { error: 'Refused', refused: true }])
-      expect(signalOf(neutral, 10)).toBe('neutral');
+      expect(signalOf(congested, 10), JSON.stringify(congested)).toBe('congested');
+    for (const failed of [500, 501, 502, 504, 400, 404, 410, 302])
+      expect(signalOf({ status: failed }, 10)).toBe('failed');
+    expect(signalOf({ error: 'Refused', refused: true }, 10)).toBe('neutral');
   });
 });
 
@@ -110,6 +113,63 @@ describe('endpoint windows', () => {
     // A quick 2xx ends the streak: it grows again from where it is.
     windows.finished(claim(windows, ['ep'])[0] as Attempt, 'quick');
     expect(roomOf(windows, 'ep')).toBe(2);
+  });
+
+  it('neither shrinks nor pauses an endpoint for failures that are not congestion', () => {
+    const windows = createEndpointWindows({ lingering: 64, clock: manualClock() });
+    for (let rounds = 0; rounds < 10; rounds++) round(windows, 'ep', 'quick');
+    const grown = windows.windowOf('ep');
+    // A receiver failing every other attempt (each event's first): full room after each failure.
+    for (let rounds = 0; rounds < 10; rounds++) {
+      expect(round(windows, 'ep', 'failed')).toBe(grown);
+      expect(roomOf(windows, 'ep')).toBe(grown);
+    }
+    expect(windows.windowOf('ep')).toBe(grown);
+    expect(windows.nextChangeInMs()).toBeUndefined();
+  });
+
+  it('pauses an endpoint 2 s for a 503 with Retry-After: 2, whatever pauses came before', async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 64, clock });
+    // A streak of congestion first: the next pause of its own would be 1.6 s, then 3.2 s.
+    for (const pauseMs of [100, 200, 400, 800]) {
+      round(windows, 'ep', 'congested');
+      await clock.advance(pauseMs);
+    }
+    windows.finished(claim(windows, ['ep'])[0] as Attempt, 'congested', 2_000);
+    expect(roomOf(windows, 'ep')).toBe(0);
+    expect(windows.nextChangeInMs()).toBe(2_000);
+    await clock.advance(1_999);
+    expect(roomOf(windows, 'ep')).toBe(0);
+    await clock.advance(1);
+    expect(roomOf(windows, 'ep')).toBe(1);
+    // Retry-After: 0 still pauses briefly: it would not slow the receiver down otherwise.
+    windows.finished(claim(windows, ['ep'])[0] as Attempt, 'congested', 0);
+    expect(roomOf(windows, 'ep')).toBe(0);
+    await clock.advance(100);
+    expect(roomOf(windows, 'ep')).toBe(1);
+  });
+
+  it('tells when a 2xx ends an outage: failures in a row for OUTAGE_MS', async () => {
+    const clock = manualClock();
+    const windows = createEndpointWindows({ lingering: 64, clock });
+    /** A round of attempts that each end with `signal`: whether one ended an outage. */
+    const once = (signal: 'quick' | 'failed' | 'congested') =>
+      claim(windows, ['ep']).filter((attempt) => windows.finished(attempt, signal)).length > 0;
+    // Single events failing between 2xx: no outage however long it goes on.
+    for (let step = 0; step < 10; step++) {
+      expect(once('failed')).toBe(false);
+      await clock.advance(OUTAGE_MS / 2);
+      expect(once('quick')).toBe(false);
+    }
+    // Every attempt failing (answers, then refused connections) for OUTAGE_MS: the next 2xx ends an outage, once.
+    expect(once('failed')).toBe(false);
+    await clock.advance(OUTAGE_MS - 100);
+    expect(once('congested')).toBe(false);
+    // After its pause (each attempt in flight a signal: up to the longest).
+    await clock.advance(10_000);
+    expect(once('quick')).toBe(true);
+    expect(once('quick')).toBe(false);
   });
 
   it("pauses an endpoint for a 429's or 503's Retry-After", async () => {

@@ -17,26 +17,38 @@ export const MAX_WINDOW = 32;
  * that answer. Far below the 1 s a healthy receiver should wait at most when others hang.
  */
 export const SLOW_ATTEMPT_MS = 500;
-/** The pause of an endpoint after its first congestion signal; it doubles at each one that follows. */
+/**
+ * The pause of an endpoint after its first congestion signal; it doubles at each one that follows.
+ * Also the shortest pause a Retry-After may ask for: one of 0 would not slow a receiver down.
+ */
 const FIRST_BACKOFF_MS = 100;
 const MOST_BACKOFF_MS = 10_000;
 /** The longest pause a Retry-After may impose (as for the delivery's own schedule). */
 const MOST_RETRY_AFTER_MS = 24 * 3_600_000;
+/**
+ * A 2xx ending a streak of failed attempts that began at least this long ago ends an outage: the
+ * endpoint's retries scheduled meanwhile may go now (see EndpointWindows.finished). Shorter streaks
+ * are ordinary failures of single events, whose retries keep their schedule.
+ */
+export const OUTAGE_MS = 1_000;
 /** Endpoints remembered at most (100 may exist): past it, those with nothing in flight are forgotten. */
 const MOST_TRACKED = 1_000;
 
 /**
- * What an attempt says of its receiver: a 2xx within SLOW_ATTEMPT_MS (quick), a 2xx later (slow),
- * a time-out, a connection failure, 429 or 5xx (congested), or nothing about its load (a 3xx or
- * 4xx answered, a target the address guard refused).
+ * What an attempt says of its receiver: a 2xx within SLOW_ATTEMPT_MS (quick), a 2xx later (slow);
+ * congestion, only where the receiver or the network says so: 429, 503, a time-out, a refused or
+ * reset connection (congested); any other answer (500, other 4xx and 5xx, 3xx) failed this event
+ * alone, and says nothing of the receiver's load (failed); a target the address guard refused
+ * says nothing at all (neutral). A receiver whose first call for each event fails (it reads the
+ * plant back before it can see it) answers 500 to half the attempts while it has room for all.
  */
-export type Signal = 'quick' | 'slow' | 'congested' | 'neutral';
+export type Signal = 'quick' | 'slow' | 'congested' | 'failed' | 'neutral';
 
 export const signalOf = (outcome: PostOutcome, tookMs: number): Signal => {
   const { status } = outcome;
   if (status === undefined) return 'refused' in outcome && outcome.refused ? 'neutral' : 'congested';
   if (status >= 200 && status < 300) return tookMs < SLOW_ATTEMPT_MS ? 'quick' : 'slow';
-  return status === 429 || status >= 500 ? 'congested' : 'neutral';
+  return status === 429 || status === 503 ? 'congested' : 'failed';
 };
 
 type Endpoint = {
@@ -47,6 +59,8 @@ type Endpoint = {
   /** Congestion signals in a row. */
   failures: number;
   pausedUntil: number;
+  /** When the attempt that began the current streak of failures (congested or failed) ended; undefined after a 2xx. */
+  failingSince: number | undefined;
 };
 
 export type Attempt = {
@@ -69,8 +83,13 @@ export type EndpointWindows = {
    */
   plan(limits: WindowLimits): Pick<ClaimOptions, 'limit' | 'perEndpoint' | 'room' | 'onRateLimited'>;
   started(endpointId: string): Attempt;
-  /** The attempt ended, saying `signal` of its receiver; once, later calls are ignored. */
-  finished(attempt: Attempt, signal: Signal, retryAfterMs?: number): void;
+  /**
+   * The attempt ended, saying `signal` of its receiver; once, later calls are ignored. Congestion
+   * halves the window and pauses the endpoint (for Retry-After when given, else 100 ms doubling at
+   * each signal in a row up to 10 s); a failure leaves both as they are. True when a 2xx ends an
+   * outage (failures in a row for OUTAGE_MS): the endpoint's retries scheduled meanwhile may go now.
+   */
+  finished(attempt: Attempt, signal: Signal, retryAfterMs?: number): boolean;
   /**
    * In ms from now, when the room changes without an attempt ending: the oldest prompt attempt turns
    * slow and frees its slot, an endpoint's pause (as of the last plan) ends, or a rate-limited
@@ -117,7 +136,14 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
     if (endpoint === undefined) {
       if (endpoints.size >= MOST_TRACKED)
         for (const [known, state] of endpoints) if (state.inFlight === 0) endpoints.delete(known);
-      endpoint = { window: INITIAL_WINDOW, inFlight: 0, slow: false, failures: 0, pausedUntil: 0 };
+      endpoint = {
+        window: INITIAL_WINDOW,
+        inFlight: 0,
+        slow: false,
+        failures: 0,
+        pausedUntil: 0,
+        failingSince: undefined,
+      };
       endpoints.set(id, endpoint);
     }
     return endpoint;
@@ -204,11 +230,17 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
     finished(attempt, signal, retryAfterMs) {
       const tracked = attempt as Tracked;
       const { endpoint } = tracked;
-      if (tracked.done) return;
+      if (tracked.done) return false;
       tracked.done = true;
       endpoint.inFlight -= 1;
       if (tracked.lingering) lingeringCount -= 1;
       else promptCount -= 1;
+      const now = clock.now();
+      let recovered = false;
+      if (signal === 'quick' || signal === 'slow') {
+        recovered = endpoint.failingSince !== undefined && now - endpoint.failingSince >= OUTAGE_MS;
+        endpoint.failingSince = undefined;
+      } else if (signal !== 'neutral') endpoint.failingSince ??= now;
       if (signal === 'quick') {
         endpoint.slow = false;
         endpoint.failures = 0;
@@ -221,19 +253,27 @@ export const createEndpointWindows = ({ lingering, clock }: { lingering: number;
         endpoint.slow = true;
         endpoint.failures += 1;
         endpoint.window = Math.max(1, endpoint.window / 2);
-        const backoff = Math.min(MOST_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (endpoint.failures - 1));
-        const pause = Math.max(backoff, Math.min(retryAfterMs ?? 0, MOST_RETRY_AFTER_MS));
-        endpoint.pausedUntil = Math.max(endpoint.pausedUntil, clock.now() + pause);
+        // Retry-After is the receiver's own word on when it has room again: it replaces the guess.
+        const pause =
+          retryAfterMs === undefined
+            ? Math.min(MOST_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (endpoint.failures - 1))
+            : Math.min(Math.max(retryAfterMs, FIRST_BACKOFF_MS), MOST_RETRY_AFTER_MS);
+        endpoint.pausedUntil = Math.max(endpoint.pausedUntil, now + pause);
+      } else if (signal === 'failed') {
+        // It answered: not congested, so the next congestion signal starts a new streak of pauses.
+        endpoint.failures = 0;
       }
       // An endpoint back where it started is forgotten: it is treated as unknown, the same.
       if (
         endpoint.inFlight === 0 &&
         !endpoint.slow &&
         endpoint.failures === 0 &&
+        endpoint.failingSince === undefined &&
         endpoint.window === INITIAL_WINDOW &&
         endpoints.get(attempt.endpointId) === endpoint
       )
         endpoints.delete(attempt.endpointId);
+      return recovered;
     },
 
     nextChangeInMs() {

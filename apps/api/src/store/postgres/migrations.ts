@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Queryable } from './deadline-pool.ts';
 
 /**
  * Versioned schema changes, applied in order; `plant_schema_migrations` records each applied
@@ -141,7 +142,7 @@ const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS plant_schema_migrati
 const UNDEFINED_TABLE = '42P01';
 
 /** The newest applied version, or 0 when none is (or the table does not exist yet). */
-export const schemaVersion = async (client: pg.ClientBase | pg.Pool): Promise<number> => {
+export const schemaVersion = async (client: Queryable): Promise<number> => {
   try {
     const { rows } = await client.query<{ version: number | null }>(
       'SELECT max(version) AS version FROM plant_schema_migrations',

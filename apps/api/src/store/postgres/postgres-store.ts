@@ -9,6 +9,7 @@ import {
   StoreUnavailableError,
   samePlant,
 } from '../plant-store.ts';
+import { currentDeadline, DeadlineExceededError, deadlinePool, type Queryable, withDeadline } from './deadline-pool.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './migrations.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
 
@@ -23,6 +24,11 @@ export type PostgresStoreOptions = {
   connectTimeoutMs?: number;
   /** Longest a statement may run; the server cancels it, and the client gives up shortly after. */
   statementTimeoutMs?: number;
+  /**
+   * Longest an operation may take, the wait for a connection and its statements together: past
+   * it, it fails with StoreUnavailableError (a request's 503) and its statement is cancelled.
+   */
+  deadlineMs?: number;
   /** Apply pending migrations at open (default); otherwise refuse to open an outdated schema. */
   migrate?: boolean;
   /** Told about failures nobody awaits, such as an idle connection dropped by the server. */
@@ -183,6 +189,9 @@ const statement = (name: string, text: string, values: unknown[]): pg.QueryConfi
  */
 export class PostgresPlantStore implements PlantStore {
   readonly #pool: pg.Pool;
+  /** The pool, each statement within its operation's deadline. */
+  readonly #db: Queryable;
+  readonly #deadlineMs: number;
   /** The tail of each id's queue, so this process applies writes to one id in the order issued. */
   readonly #writesById = new Map<bigint, Promise<unknown>>();
   readonly #inFlight = new Set<Promise<unknown>>();
@@ -191,6 +200,8 @@ export class PostgresPlantStore implements PlantStore {
     plant: StoredPlant;
     traceparent: string | null;
     settle: (row: CreatedRow | undefined, error?: unknown) => void;
+    /** The deadline of this create's operation. */
+    deadline: number | undefined;
   }[] = [];
   /**
    * Whether a batch statement runs (or is due this turn). One at a time: the creates that arrive
@@ -207,11 +218,13 @@ export class PostgresPlantStore implements PlantStore {
   #closing: Promise<void> | undefined;
   readonly webhooks: PostgresWebhookStore;
 
-  private constructor(pool: pg.Pool, maxPending: number, tracing: PostgresStoreOptions['tracing']) {
+  private constructor(pool: pg.Pool, options: PostgresStoreOptions) {
     this.#pool = pool;
-    this.#maxPending = maxPending;
-    this.#tracing = tracing;
-    this.webhooks = new PostgresWebhookStore(pool, (operation) => this.#run(operation));
+    this.#deadlineMs = options.deadlineMs ?? CONFIG_DEFAULTS.database.deadlineMs;
+    this.#db = deadlinePool(pool, this.#deadlineMs);
+    this.#maxPending = options.maxPending ?? Number.POSITIVE_INFINITY;
+    this.#tracing = options.tracing;
+    this.webhooks = new PostgresWebhookStore(this.#db, (operation) => this.#run(operation));
   }
 
   /**
@@ -245,7 +258,7 @@ export class PostgresPlantStore implements PlantStore {
         // requests, saving them a connection's set-up; one that failed is closed.
         client.release(broken);
       }
-      return new PostgresPlantStore(pool, options.maxPending ?? Number.POSITIVE_INFINITY, options.tracing);
+      return new PostgresPlantStore(pool, options);
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
@@ -262,7 +275,7 @@ export class PostgresPlantStore implements PlantStore {
     const traceparent = this.#tracing?.traceparent() ?? null;
     return this.#run(() =>
       this.#inOrder(id, async () => {
-        const { rows } = await this.#pool.query<{ announced: boolean }>(
+        const { rows } = await this.#db.query<{ announced: boolean }>(
           statement('delete', sql.delete, [id.toString(), traceparent]),
         );
         if (rows[0]?.announced) this.webhooks.announced();
@@ -273,7 +286,7 @@ export class PostgresPlantStore implements PlantStore {
 
   get(id: bigint): Promise<StoredPlant | undefined> {
     return this.#run(async () => {
-      const { rows } = await this.#pool.query<Row>(statement('get', sql.get, [id.toString()]));
+      const { rows } = await this.#db.query<Row>(statement('get', sql.get, [id.toString()]));
       return rows[0] && toPlant(rows[0]);
     });
   }
@@ -286,14 +299,14 @@ export class PostgresPlantStore implements PlantStore {
       if (after !== undefined) values.push(after.toString());
       if (tag !== undefined) values.push(tag);
       // Not named: how selective a tag is depends on the tag, so a plan cached for one would be wrong for another.
-      const { rows } = await this.#pool.query<Row>(sql.list(after !== undefined, tag !== undefined), values);
+      const { rows } = await this.#db.query<Row>(sql.list(after !== undefined, tag !== undefined), values);
       return rows.map(toPlant);
     });
   }
 
   /** Resolves when a connection answers and the schema is the one this build needs. */
   health(): Promise<void> {
-    return this.#run(() => checkSchema(this.#pool));
+    return this.#run(() => checkSchema(this.#db));
   }
 
   /** The pool reconnects by itself: a database that does not answer fails readiness (`health`) only. */
@@ -323,6 +336,7 @@ export class PostgresPlantStore implements PlantStore {
         plant,
         traceparent,
         settle: (row, error) => (error === undefined ? resolve(row) : reject(error)),
+        deadline: currentDeadline(),
       });
       if (!this.#flushing) {
         this.#flushing = true;
@@ -334,15 +348,22 @@ export class PostgresPlantStore implements PlantStore {
   async #flushBatch(): Promise<void> {
     const batch = this.#batch;
     this.#batch = [];
+    // The statement serves every create of the batch: it ends by the first of their deadlines.
+    const deadline = batch.reduce(
+      (first, entry) => Math.min(first, entry.deadline ?? Number.POSITIVE_INFINITY),
+      Date.now() + this.#deadlineMs,
+    );
     try {
       // Planning this statement cost PostgreSQL more than running it (profiled): it is named.
-      const { rows } = await this.#pool.query<CreatedRow>(
-        statement('create-many', sql.createMany, [
-          batch.map(({ plant }) => plant.id.toString()),
-          batch.map(({ plant }) => plant.name),
-          batch.map(({ plant }) => plant.tag ?? null),
-          batch.map(({ traceparent }) => traceparent),
-        ]),
+      const { rows } = await withDeadline(deadline, () =>
+        this.#db.query<CreatedRow>(
+          statement('create-many', sql.createMany, [
+            batch.map(({ plant }) => plant.id.toString()),
+            batch.map(({ plant }) => plant.name),
+            batch.map(({ plant }) => plant.tag ?? null),
+            batch.map(({ traceparent }) => traceparent),
+          ]),
+        ),
       );
       const byId = new Map(rows.map((row) => [row.id, row]));
       for (const { plant, settle } of batch) settle(byId.get(plant.id));
@@ -368,7 +389,7 @@ export class PostgresPlantStore implements PlantStore {
       const row =
         attempt === 0
           ? await this.#createInBatch(plant, traceparent)
-          : (await this.#pool.query<CreatedRow>(statement('create', sql.create, values))).rows[0];
+          : (await this.#db.query<CreatedRow>(statement('create', sql.create, values))).rows[0];
       if (row === undefined) continue; // Created or deleted concurrently by another process: look again.
       if (row.created) {
         if (attempt > 0 && row.announced) this.webhooks.announced();
@@ -394,7 +415,11 @@ export class PostgresPlantStore implements PlantStore {
     return result;
   }
 
-  /** Runs an operation unless closed, tracks it for close, and turns database outages into StoreUnavailableError. */
+  /**
+   * Runs an operation unless closed, within its deadline (its statements keep it, see
+   * deadline-pool.ts; a wait for an earlier write of the same id or for a batch counts too), tracks
+   * it for close, and turns database outages into StoreUnavailableError.
+   */
   #run<T>(operation: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreUnavailableError('The store is closed.'));
     if (this.#inFlight.size >= this.#maxPending) {
@@ -404,10 +429,27 @@ export class PostgresPlantStore implements PlantStore {
         ),
       );
     }
-    const result = operation().catch((error: unknown) => {
-      throw error instanceof StoreUnavailableError ? error : unavailable(error);
+    const at = Date.now() + this.#deadlineMs;
+    const running = withDeadline(at, operation);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new DeadlineExceededError(
+              `The PostgreSQL store did not answer within its ${this.#deadlineMs} ms deadline; retry later.`,
+            ),
+          ),
+        this.#deadlineMs,
+      );
     });
-    const tracked = result.then(
+    const result = Promise.race([running, expired])
+      .catch((error: unknown) => {
+        throw error instanceof StoreUnavailableError ? error : unavailable(error);
+      })
+      .finally(() => clearTimeout(timer));
+    // What outlives its deadline is still pending work: counted until it ends, so that maxPending bounds it.
+    const tracked = running.then(
       () => {},
       () => {},
     );
@@ -466,7 +508,7 @@ export const createPool = (options: PostgresStoreOptions): pg.Pool => {
  * Refuses a schema older than this build needs; a newer one only at open, since a running replica
  * must keep serving while a rolling deploy migrates ahead of it.
  */
-const checkSchema = async (client: pg.ClientBase | pg.Pool, { refuseNewer = false } = {}): Promise<void> => {
+const checkSchema = async (client: Queryable, { refuseNewer = false } = {}): Promise<void> => {
   const version = await schemaVersion(client);
   if (version < postgresMigrations.length) {
     throw new StoreUnavailableError(

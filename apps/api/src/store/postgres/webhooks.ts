@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
-import type pg from 'pg';
 import {
   DELETE_BATCH,
   type DeliveryRow,
@@ -39,6 +38,7 @@ import {
   type WebhookEventType,
   type WebhookStore,
 } from '../webhook-store.ts';
+import type { Queryable } from './deadline-pool.ts';
 
 type ClaimedRow = {
   id: string;
@@ -129,6 +129,14 @@ const sql = {
                     WHERE endpoint_id = $1 AND status = 'failed' AND created_at >= $2
                     ORDER BY created_at LIMIT $3
                   ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND enabled)`,
+  // Leased deliveries are due at their lease's end: the lease keeps them out.
+  expediteRetries: `UPDATE webhook_deliveries SET next_attempt_at = now()
+                    WHERE seq IN (
+                      SELECT seq FROM webhook_deliveries
+                      WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > now() AND attempts >= 2
+                        AND (lease_until IS NULL OR lease_until <= now())
+                      ORDER BY next_attempt_at LIMIT $2
+                    )`,
   retryDelivery: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), delivered_at = NULL,
                     finished_at = NULL
                   WHERE seq = $2 AND endpoint_id = $1
@@ -314,15 +322,15 @@ const sql = {
 
 type Run = <T>(operation: () => Promise<T>) => Promise<T>;
 
-/** The webhook side of PostgresPlantStore, on its pool; `run` tracks each operation for close and maps outages to 503. */
+/** The webhook side of PostgresPlantStore, on its pool (its statements within their deadline); `run` tracks each operation for close and maps outages to 503. */
 export class PostgresWebhookStore implements WebhookStore {
-  readonly #pool: pg.Pool;
+  readonly #pool: Queryable;
   readonly #run: Run;
   readonly #announced = new AnnounceListeners();
   /** The last claim found nothing due. */
   #idle = false;
 
-  constructor(pool: pg.Pool, run: Run) {
+  constructor(pool: Queryable, run: Run) {
     this.#pool = pool;
     this.#run = run;
   }
@@ -411,6 +419,10 @@ export class PostgresWebhookStore implements WebhookStore {
 
   requeueFailed(endpointId: string, since: Date, limit: number): Promise<number> {
     return this.#count(sql.requeueFailed, [endpointId, since, limit]);
+  }
+
+  expediteRetries(endpointId: string, limit: number): Promise<number> {
+    return this.#count(sql.expediteRetries, [endpointId, limit]);
   }
 
   retryDelivery(endpointId: string, deliveryId: string): Promise<boolean> {

@@ -55,6 +55,7 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
     rotateSecret: (id, secret, graceMs) =>
       call('rotateSecret', id, secret, graceMs, WEBHOOK_PREVIOUS_SECRETS_MAX, clock.now()),
     requeueFailed: (endpointId, since, limit) => call('requeueFailed', endpointId, since.getTime(), limit, clock.now()),
+    expediteRetries: (endpointId, limit) => call('expediteRetries', endpointId, limit, clock.now()),
     retryDelivery: (endpointId, deliveryId) => call('retryDelivery', endpointId, deliveryId, clock.now()),
     endpointSecrets: () => call('endpointSecrets'),
     signingSecrets: (id) => call('signingSecrets', id, clock.now()),

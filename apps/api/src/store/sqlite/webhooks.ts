@@ -224,6 +224,16 @@ export const webhookStatements = (db: DatabaseSync) => {
          ORDER BY created_at LIMIT :limit + 0
        ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
     ),
+    // Leased deliveries are due at their lease's end: the lease keeps them out.
+    expediteRetries: prepare(
+      `UPDATE webhook_deliveries SET next_attempt_at = :now
+       WHERE seq IN (
+         SELECT seq FROM webhook_deliveries
+         WHERE endpoint_id = :id AND status = 'pending' AND next_attempt_at > :now AND attempts >= 2
+           AND (lease_until IS NULL OR lease_until <= :now)
+         ORDER BY next_attempt_at LIMIT :limit + 0
+       )`,
+    ),
     retryDelivery: prepare(
       `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, delivered_at = NULL, finished_at = NULL
        WHERE seq = :seq AND endpoint_id = :id
@@ -569,6 +579,15 @@ export const webhookOperations = {
     run: (thread: Thread, id: string, since: number, limit: number, now: number): number => {
       thread.beginWrite();
       return Number(thread.webhooks.requeueFailed.run({ id, since, limit, now }).changes);
+    },
+  }),
+  /** → how many of the endpoint's retries are due now (see WebhookStore.expediteRetries). */
+  expediteRetries: operation({
+    ...write,
+    arity: 3,
+    run: (thread: Thread, id: string, limit: number, now: number): number => {
+      thread.beginWrite();
+      return Number(thread.webhooks.expediteRetries.run({ id, limit, now }).changes);
     },
   }),
   /** → whether the delivery exists (it is then pending and due now). */

@@ -1,0 +1,69 @@
+import pg from 'pg';
+import { afterEach, expect, it } from 'vitest';
+import { describeWithPostgres, freshDatabase } from '../../testing/postgres-test-database.ts';
+import { until } from '../../testing/until.ts';
+import { StoreUnavailableError } from '../plant-store.ts';
+import { PostgresPlantStore } from './postgres-store.ts';
+
+const DEADLINE_MS = 500;
+/** Beyond the deadline, for a busy machine: far below the timeouts that bounded a request before (5 s each). */
+const MARGIN_MS = 700;
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describeWithPostgres('the deadline of a store operation on PostgreSQL', () => {
+  it('fails every operation of a stalled database within the deadline, cancels its statements on the server, and serves again', async () => {
+    const database = await freshDatabase('plant_deadline');
+    cleanups.push(() => database.drop());
+    // The connect and statement timeouts far beyond the deadline: only the deadline can end the waits.
+    const store = await PostgresPlantStore.open({
+      url: database.url,
+      poolSize: 2,
+      connectTimeoutMs: 30_000,
+      statementTimeoutMs: 30_000,
+      deadlineMs: DEADLINE_MS,
+    });
+    cleanups.push(() => store.close());
+    expect((await store.create({ id: 1n, name: 'Before' })).outcome).toBe('created');
+
+    // Stalled: every statement on plants waits for this lock, two of them holding the pool's two
+    // connections, the others waiting in its queue.
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query('BEGIN; LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+    const started = Date.now();
+    const outcomes = await Promise.all(
+      [
+        ...Array.from({ length: 6 }, (_, index) => store.create({ id: BigInt(10 + index), name: 'During' })),
+        ...Array.from({ length: 4 }, () => store.get(1n)),
+      ].map((operation) =>
+        operation.then(
+          () => ({ ms: Date.now() - started, error: undefined }),
+          (error: unknown) => ({ ms: Date.now() - started, error }),
+        ),
+      ),
+    );
+    for (const { ms, error } of outcomes) {
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect(ms).toBeGreaterThanOrEqual(DEADLINE_MS - 5);
+      expect(ms).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+    }
+    // Cancelled on the server: none of them waits for the lock any more, long before their own timeout.
+    const waiting = async () =>
+      (
+        await admin.query<{ count: number }>(
+          `SELECT count(*)::int AS count FROM pg_stat_activity
+           WHERE datname = current_database() AND application_name = 'plant-api' AND wait_event_type = 'Lock'`,
+        )
+      ).rows[0]?.count;
+    await until(waiting, (count) => count === 0, 5_000);
+
+    await admin.query('ROLLBACK');
+    expect((await store.create({ id: 2n, name: 'After' })).outcome).toBe('created');
+    expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Before' });
+  }, 30_000);
+});

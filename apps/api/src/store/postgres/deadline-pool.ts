@@ -1,0 +1,108 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { connect } from 'node:net';
+import type pg from 'pg';
+import { StoreUnavailableError } from '../plant-store.ts';
+
+/**
+ * What the store's operations ask of the database: one statement at a time, each on whatever
+ * connection the pool lends. A node-postgres pool has this shape; so does a deadline pool.
+ */
+export type Queryable = {
+  // biome-ignore lint/suspicious/noExplicitAny: node-postgres' own default for rows nobody typed.
+  query<R extends pg.QueryResultRow = any>(
+    config: string | pg.QueryConfig,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+};
+
+/** The operation's deadline failed it: unavailable for now (503), as the database that stalled. */
+export class DeadlineExceededError extends StoreUnavailableError {}
+
+/** A cancel request to a server that does not take it within this is given up (the server may be frozen). */
+const CANCEL_TIMEOUT_MS = 5_000;
+/** The protocol's CancelRequest code (PostgreSQL's protocol, "Canceling Requests in Progress"). */
+const CANCEL_REQUEST_CODE = 80_877_102;
+
+/** When the store operation of this async context must be over, in ms since the epoch. */
+const deadlines = new AsyncLocalStorage<number>();
+
+/** The deadline of the operation running now, if any. */
+export const currentDeadline = (): number | undefined => deadlines.getStore();
+
+/** Runs `operation` with `at` as its deadline: every statement it runs through a deadline pool keeps it. */
+export const withDeadline = <T>(at: number, operation: () => Promise<T>): Promise<T> => deadlines.run(at, operation);
+
+const late = (what: string, deadlineMs: number) =>
+  new DeadlineExceededError(`The PostgreSQL database did not ${what} within the store's ${deadlineMs} ms deadline.`);
+
+/**
+ * Asks the server to cancel what the connection's backend runs: the protocol's CancelRequest, on a
+ * connection of its own, which the server reads before any authentication. Best effort: a server
+ * that does not answer has its own statement timeout.
+ */
+const cancelOnServer = (client: pg.PoolClient): void => {
+  const { processID, secretKey } = client as unknown as { processID: number | null; secretKey: number | null };
+  if (processID === null || secretKey === null) return;
+  const request = Buffer.alloc(16);
+  request.writeInt32BE(16, 0);
+  request.writeInt32BE(CANCEL_REQUEST_CODE, 4);
+  request.writeInt32BE(processID, 8);
+  request.writeInt32BE(secretKey, 12);
+  const socket = client.host.startsWith('/')
+    ? connect(`${client.host}/.s.PGSQL.${client.port}`)
+    : connect(client.port, client.host);
+  socket.setTimeout(CANCEL_TIMEOUT_MS, () => socket.destroy());
+  socket.on('error', () => {});
+  socket.end(request);
+};
+
+/**
+ * A pool whose statements end by the deadline of the store operation that runs them (withDeadline,
+ * else `deadlineMs` from when the statement is asked): the wait for a connection and the statement
+ * together. Past it, the statement fails with DeadlineExceededError, and a statement already sent
+ * is cancelled on the server, so that it neither holds its connection nor goes on working for
+ * nobody; the connection goes back to the pool once the server has answered (node-postgres' own
+ * client timeout bounds that wait).
+ */
+export const deadlinePool = (pool: pg.Pool, deadlineMs: number): Queryable => ({
+  async query(config, values) {
+    const at = deadlines.getStore() ?? Date.now() + deadlineMs;
+    // Spent already (waiting for an earlier write of the same id, or for the statement before).
+    if (Date.now() >= at) throw late('answer', deadlineMs);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = (what: string) =>
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(late(what, deadlineMs)), Math.max(0, at - Date.now()));
+      });
+    const connecting = pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await Promise.race([connecting, expired('lend a connection')]);
+    } catch (error) {
+      // A connection lent after the deadline goes straight back.
+      if (error instanceof DeadlineExceededError)
+        connecting.then(
+          (lent) => lent.release(),
+          () => {},
+        );
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    const running = client.query(config, values);
+    // Released once the statement has ended however it ends; a connection whose statement failed is
+    // closed rather than lent again, as pool.query does.
+    running.then(
+      () => client.release(),
+      (error: Error) => client.release(error),
+    );
+    try {
+      return await Promise.race([running, expired('answer')]);
+    } catch (error) {
+      if (error instanceof DeadlineExceededError) cancelOnServer(client);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  },
+});
