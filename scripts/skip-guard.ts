@@ -50,6 +50,17 @@ export const FAKE_DOES_NOT_MODEL = [
     why: 'admission and the answer budget: the fake sheds nothing, and has no /healthz',
   },
   {
+    file: 'src/webhooks/idempotency-key.test.ts',
+    title:
+      'answers 500 in the Error shape, and lives on, when PLANT_WEBHOOK_SECRETS_KEY changed since the answer was kept',
+    why: 'the fake keeps no secrets at rest, and a restart starts empty',
+  },
+  {
+    file: 'src/webhooks/idempotency-key.test.ts',
+    title: 'answers a passing lookup failure 503 with Retry-After and keeps it not; a name that does not exist is kept',
+    why: 'the fake looks no webhook host up',
+  },
+  {
     file: 'src/auth/bearer-auth.test.ts',
     title: 'refuses two Authorization headers, even when one is valid',
     why: 'fetch joins repeated headers into one, so the fake never sees two Authorization headers',

@@ -27,14 +27,19 @@ export type IdempotencyKeyOptions = {
 
 const digest = (...parts: string[]): string => createHash('sha256').update(parts.join('\0')).digest('hex');
 
+/** Whether an answer is final, so kept: not a refusal to run now that the same request may pass later. */
+export const isFinalAnswer = (status: number): boolean => status < 500 && status !== 429 && status !== 408;
+
 /**
  * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header, as Stripe has it) for a POST that is
- * not idempotent by itself; it runs after the body is parsed. The first answer below 500 is kept
- * per credential and key and replayed, with `Idempotent-Replayed: true`, to a request with the same
+ * not idempotent by itself; it runs after the body is parsed. The first final answer is kept per
+ * credential and key and replayed, with `Idempotent-Replayed: true`, to a request with the same
  * key, route and body; the same key with another request answers 422, and one that comes while the
- * first still runs 409. A 5xx or a 429 (a limit refused it; it did not run) is not kept: the request
- * may run again. A request without the header,
- * or with one the contract refuses (ts-rest then answers 400), passes through.
+ * first still runs 409. A passing failure is not kept, so the request may run again: a 5xx (the
+ * store, a name server or a bound failed it), a 429 (a limit refused it; it did not run) or a 408.
+ * A kept answer that cannot be opened (PLANT_WEBHOOK_SECRETS_KEY changed or removed since) is an
+ * unexpected error: logged, answered 500. A request without the header, or with one the contract
+ * refuses (ts-rest then answers 400), passes through.
  */
 export const idempotencyKey =
   ({ store, secrets, now = () => Date.now() }: IdempotencyKeyOptions): RequestHandler =>
@@ -70,27 +75,26 @@ export const idempotencyKey =
               'The Idempotency-Key was sent before with another request (route or body); send a new key with a new request.',
             );
             return;
-          case 'done':
-            res
-              .status(claim.status)
-              .set(IDEMPOTENT_REPLAYED_HEADER, 'true')
-              .type('application/json')
-              .send(secrets.open(key, claim.body));
+          case 'done': {
+            let body: string;
+            try {
+              body = secrets.open(key, claim.body);
+            } catch (error) {
+              // Thrown inside this promise's callback, it would end the process (an unhandled rejection).
+              next(new Error('The answer kept for an Idempotency-Key cannot be opened.', { cause: error }));
+              return;
+            }
+            res.status(claim.status).set(IDEMPOTENT_REPLAYED_HEADER, 'true').type('application/json').send(body);
             return;
+          }
           case 'claimed': {
             const json = res.json.bind(res);
             // The answer is kept before it is sent: a client that lost it and retries finds it.
             res.json = (body: unknown) => {
               res.json = json;
-              const kept =
-                res.statusCode >= 500 || res.statusCode === 429
-                  ? store.releaseIdempotencyKey(key, fingerprint)
-                  : store.finishIdempotencyKey(
-                      key,
-                      fingerprint,
-                      res.statusCode,
-                      secrets.seal(key, JSON.stringify(body)),
-                    );
+              const kept = !isFinalAnswer(res.statusCode)
+                ? store.releaseIdempotencyKey(key, fingerprint)
+                : store.finishIdempotencyKey(key, fingerprint, res.statusCode, secrets.seal(key, JSON.stringify(body)));
               // Not kept (the store failed): the answer still goes out; a retry meets 409 until the claim is stale.
               kept.catch(() => {}).then(() => json(body));
               return res;
@@ -98,5 +102,6 @@ export const idempotencyKey =
             next();
           }
         }
-      }, next);
+      })
+      .catch(next);
   };

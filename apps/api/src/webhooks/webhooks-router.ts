@@ -11,13 +11,14 @@ import {
 import { initServer } from '@ts-rest/express';
 import { clientKey } from '../auth/bearer-auth.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
+import { HttpError } from '../http/http-error.ts';
 import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
 import type { StoredDelivery, WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
-import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
+import { LookupUnavailableError, normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
 import type { WebhookTester } from './webhook-tester.ts';
 
 export type WebhooksRouterOptions = TargetPolicy & {
@@ -92,11 +93,20 @@ const badBody = (reason: string) => ({
 /** `ep_` and 32 hex digits. */
 const newEndpointId = (): string => `ep_${randomBytes(16).toString('hex')}`;
 
-/** The URL as stored, or why it may not be a webhook URL. */
+/**
+ * The URL as stored, or why it may not be a webhook URL; a host that cannot be looked up now is
+ * 503 with Retry-After, a passing failure that an Idempotency-Key does not keep.
+ */
 const checkedUrl = async (text: string, policy: TargetPolicy): Promise<{ url: string } | { refusal: string }> => {
   const normalized = normalizeWebhookUrl(text);
   if ('refusal' in normalized) return normalized;
-  const refusal = await refuseTarget(normalized.url, policy);
+  let refusal: string | undefined;
+  try {
+    refusal = await refuseTarget(normalized.url, policy);
+  } catch (error) {
+    if (error instanceof LookupUnavailableError) throw new HttpError(503, error.message, { 'Retry-After': '1' });
+    throw error;
+  }
   return refusal === undefined ? normalized : { refusal };
 };
 
