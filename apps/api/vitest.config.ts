@@ -13,6 +13,7 @@ const ON_BOTH_STORES = [
   'src/webhooks/test-delivery.test.ts',
   'src/webhooks/idempotency-key.test.ts',
   'src/webhooks/webhook-rate-limit.test.ts',
+  'src/http/concurrent-lists.test.ts',
 ];
 
 export default defineConfig({

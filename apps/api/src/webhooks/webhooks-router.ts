@@ -14,7 +14,7 @@ import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { HttpError } from '../http/http-error.ts';
 import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
-import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
+import { DELIVERY_ROW_BYTES, endpointBytes } from '../store/row-bytes.ts';
 import type { StoredDelivery, WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
@@ -169,10 +169,15 @@ export const createWebhooksRouter = (
     },
 
     listWebhooks: async ({ req, res }) => {
-      // URLs and descriptions are clients' text: up to 2.5 MiB for every endpoint.
-      const reservation = answers.reserve(res, ENDPOINTS_BYTES, clientKey(req, res));
+      // Reserved for what the store holds, not for the most it could: the read itself is bounded by
+      // the store (the SQLite thread's large batches, the PostgreSQL pool); what the budget bounds is
+      // what answers hold while slow readers take them.
       const endpoints = await store.listEndpoints();
-      reservation.shrink(endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0));
+      answers.reserve(
+        res,
+        endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0),
+        clientKey(req, res),
+      );
       return { status: 200, body: endpoints.map(toWebhookEndpoint) };
     },
 
@@ -186,10 +191,9 @@ export const createWebhooksRouter = (
 
     listWebhookDeliveries: async ({ params, query, req, res }) => {
       const limit = query.limit ?? DELIVERIES_LIMIT_DEFAULT;
-      // Deliveries hold no client text: a row's size is the service's, so `limit` bounds the bytes.
-      const reservation = answers.reserve(res, limit * DELIVERY_ROW_BYTES, clientKey(req, res));
       const deliveries = await store.listDeliveries(params.id, limit);
-      reservation.shrink((deliveries?.length ?? 0) * DELIVERY_ROW_BYTES);
+      // As for endpoints: reserved for the deliveries that exist (a row's size is the service's).
+      answers.reserve(res, (deliveries?.length ?? 0) * DELIVERY_ROW_BYTES, clientKey(req, res));
       return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
     },
     updateWebhook: {
