@@ -77,6 +77,8 @@ export type AppOptions = {
   webhookSecrets?: SecretBox;
   /** PLANT_WEBHOOK_ROTATION_GRACE_MS. */
   webhookRotationGraceMs?: number;
+  /** Idempotency-Keys a principal may have kept at once; default IDEMPOTENCY_KEYS_PER_PRINCIPAL. */
+  idempotencyKeysPerPrincipal?: number;
   /**
    * Sends the test deliveries of POST /webhooks/{id}/test, with agents of its own that its owner
    * closes (the service at shutdown). By default one with the default PLANT_WEBHOOK_TIMEOUT_MS,
@@ -119,6 +121,7 @@ export const createApp = ({
   webhookHostResolver,
   webhookSecrets,
   webhookRotationGraceMs,
+  idempotencyKeysPerPrincipal,
   webhookTester = createWebhookTester({
     timeoutMs: CONFIG_DEFAULTS.webhooks.timeoutMs,
     allowPrivate: allowPrivateWebhooks,
@@ -160,6 +163,8 @@ export const createApp = ({
       secrets: webhookSecrets,
       rotationGraceMs: webhookRotationGraceMs,
       tester: webhookTester,
+      requests: store.requests,
+      idempotencyKeysPerPrincipal,
     }),
   };
   createExpressEndpoints(contract, routes, app, {

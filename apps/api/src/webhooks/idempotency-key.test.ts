@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { createPlantClient } from '@org/plant-client';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS, WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { describe, expect, it, vi } from 'vitest';
+import { sealKeptAnswers } from '../http/idempotency-key.ts';
 import { deferCleanups } from '../testing/cleanups.ts';
+import { expectError } from '../testing/expect-error.ts';
 import { makeDataDir, startTestServer, TEST_TOKEN, type TestAppOptions } from '../testing/test-server.ts';
 import { startWebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi } from '../testing/webhook-service.ts';
@@ -243,6 +245,60 @@ describe('Idempotency-Key', () => {
     expect(await post(base, '/webhooks', missing, request)).toStrictEqual({ ...refused, replayed: 'true' });
     // The passing failures were not kept: the same key runs the request now.
     expect(await post(base, '/webhooks', passing, request)).toMatchObject({ status: 201, replayed: null });
+  });
+
+  it('answers 429 with Retry-After to a new key once the principal has its most kept; its kept keys still replay', async () => {
+    const { url: base } = await start({ idempotencyKeysPerPrincipal: 2 });
+    const keys = [randomUUID(), randomUUID()];
+    const first = await post(base, '/webhooks', keys[0] as string, { url: 'http://127.0.0.1:9/a' });
+    await post(base, '/webhooks', keys[1] as string, { url: 'http://127.0.0.1:9/b' });
+    const refused = await callApi(base, '/webhooks', {
+      method: 'POST',
+      headers: { 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/c' }),
+    });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(86_000);
+    expect(await expectError(refused, 429)).toMatch(/^This client has 2 Idempotency-Keys kept/);
+    expect(await post(base, '/webhooks', keys[0] as string, { url: 'http://127.0.0.1:9/a' })).toStrictEqual({
+      ...first,
+      replayed: 'true',
+    });
+    // Without a key the request is not held.
+    expect((await callApi(base, '/webhooks', { method: 'POST', body: '{"url":"http://127.0.0.1:9/c"}' })).status).toBe(
+      201,
+    );
+  });
+
+  it('deletes expired keys as keys are written, with no delivery running', async () => {
+    const server = await start();
+    const old = [randomUUID(), randomUUID()];
+    for (const key of old) await post(server.url, `/webhooks`, key, { url: `http://127.0.0.1:9/${key}` });
+    expect(await server.store.requests.plainKeptAnswers(10)).toHaveLength(2);
+    vi.setSystemTime(Date.now() + IDEMPOTENCY_KEY_TTL_MS + 1_000);
+    try {
+      await post(server.url, '/webhooks', randomUUID(), { url: 'http://127.0.0.1:9/new' });
+      expect(await server.store.requests.plainKeptAnswers(10)).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('seals at start the answers kept before PLANT_WEBHOOK_SECRETS_KEY was set, and replays them', async () => {
+    const dataDir = makeDataDir();
+    const before = await startTestServer(dataDir, { allowPrivateWebhooks: true });
+    defer(before.stop);
+    const key = randomUUID();
+    const first = await post(before.url, '/webhooks', key, { url: 'http://127.0.0.1:9/a' });
+    await before.stop();
+    const secrets = secretBox(randomBytes(32));
+    const after = await startTestServer(dataDir, { allowPrivateWebhooks: true, webhookSecrets: secrets });
+    defer(after.cleanup);
+    expect(await sealKeptAnswers(after.store.requests, secrets)).toBe(1);
+    expect(await after.store.requests.plainKeptAnswers(10)).toStrictEqual([]);
+    expect(await post(after.url, '/webhooks', key, { url: 'http://127.0.0.1:9/a' })).toStrictEqual({
+      ...first,
+      replayed: 'true',
+    });
   });
 
   it('lets the client retry createWebhook after a lost answer: it resolves with the secret the server kept', async () => {

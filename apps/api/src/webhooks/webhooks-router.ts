@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   contract,
   DELIVERIES_LIMIT_DEFAULT,
@@ -6,6 +6,7 @@ import {
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+  WEBHOOK_TESTS_PER_MINUTE,
   webhookTestsLimited,
 } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
@@ -14,6 +15,7 @@ import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
 import { HttpError } from '../http/http-error.ts';
 import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
+import type { RequestStore } from '../store/request-store.ts';
 import { DELIVERY_ROW_BYTES, endpointBytes } from '../store/row-bytes.ts';
 import type { StoredDelivery, WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
@@ -31,6 +33,10 @@ export type WebhooksRouterOptions = TargetPolicy & {
   answers?: AnswerBudget | undefined;
   /** Sends the test deliveries of POST /webhooks/{id}/test. */
   tester: WebhookTester;
+  /** Keeps the Idempotency-Keys' answers and the test deliveries' windows. */
+  requests: RequestStore;
+  /** See `idempotencyKey`. */
+  idempotencyKeysPerPrincipal?: number | undefined;
 };
 
 /**
@@ -90,6 +96,10 @@ const badBody = (reason: string) => ({
   body: { error: 400, message: `Invalid request body: ${reason}` },
 });
 
+/** The key of the test deliveries' window of a principal and a URL, digested. */
+const testWindowKey = (principal: string, url: string): string =>
+  createHash('sha256').update(`${principal}\0${url}`).digest('hex');
+
 /** `ep_` and 32 hex digits. */
 const newEndpointId = (): string => `ep_${randomBytes(16).toString('hex')}`;
 
@@ -133,10 +143,16 @@ export const createWebhooksRouter = (
     rotationGraceMs = WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
     answers = answerBudget(),
     tester,
+    requests,
+    idempotencyKeysPerPrincipal,
     ...policy
   }: WebhooksRouterOptions,
 ) => {
-  const keyed = idempotencyKey({ store, secrets });
+  const keyed = idempotencyKey({
+    store: requests,
+    secrets,
+    ...(idempotencyKeysPerPrincipal !== undefined && { maxPerPrincipal: idempotencyKeysPerPrincipal }),
+  });
   // After the body is read: the key is kept with the request it came with, route and body.
   const idempotent = [...jsonBody(bodyLimit), keyed];
   return s.router(webhookRoutes, {
@@ -243,21 +259,35 @@ export const createWebhooksRouter = (
     },
     testWebhook: {
       middleware: [...optionalJsonBody(bodyLimit), keyed],
-      handler: async ({ params, body, res }) => {
+      handler: async ({ params, body, req, res }) => {
         const endpoint = await store.getEndpoint(params.id);
         if (endpoint === undefined) return notFound(params.id);
-        const admission = tester.admit(endpoint.id);
+        const principal = clientKey(req, res);
+        const admission = tester.admit(principal);
         if (admission.outcome !== 'admitted') {
-          res.setHeader('Retry-After', String(admission.retryAfterSeconds));
-          const busy = `Too many test deliveries are in flight; retry after ${admission.retryAfterSeconds} s.`;
-          return admission.outcome === 'busy'
-            ? { status: 503, body: { error: 503, message: busy } }
-            : {
-                status: 429,
-                body: { error: 429, message: webhookTestsLimited(endpoint.id, admission.retryAfterSeconds) },
-              };
+          const wait = admission.retryAfterSeconds;
+          res.setHeader('Retry-After', String(wait));
+          if (admission.outcome === 'principal-busy') {
+            const message = `This client has ${admission.most} test deliveries in flight, its most; retry after ${wait} s.`;
+            return { status: 429, body: { error: 429, message } };
+          }
+          const message = `Too many test deliveries are in flight; retry after ${wait} s.`;
+          return { status: 503, body: { error: 503, message } };
         }
         try {
+          // Per principal and URL, in the store: it holds across replicas, and across deleting the
+          // endpoint and registering the URL again.
+          const window = await requests.takeWebhookTest(
+            testWindowKey(principal, endpoint.url),
+            new Date(),
+            WEBHOOK_TESTS_PER_MINUTE,
+            60_000,
+          );
+          if (window.outcome === 'limited') {
+            const seconds = Math.max(1, Math.ceil(window.retryInMs / 1000));
+            res.setHeader('Retry-After', String(seconds));
+            return { status: 429, body: { error: 429, message: webhookTestsLimited(endpoint.id, seconds) } };
+          }
           const secrets = await store.signingSecrets(endpoint.id);
           // Deleted meanwhile.
           if (secrets === undefined) return notFound(params.id);

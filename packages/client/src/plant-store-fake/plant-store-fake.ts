@@ -222,8 +222,12 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
   let deliveries: StoredDelivery[] = [];
   const faults = new Faults();
   const idempotencyKeys = new IdempotencyKeys(now);
-  /** Each endpoint's test budget, a token bucket as the service keeps it: WEBHOOK_TESTS_PER_MINUTE, refilled evenly. */
-  const testBudgets = new Map<string, { tokens: number; at: number }>();
+  /**
+   * The test deliveries' windows by endpoint URL, as the service keeps them (it keys them by the
+   * principal too): WEBHOOK_TESTS_PER_MINUTE from a window's first test for a minute, across deleting
+   * the endpoint and registering its URL again.
+   */
+  const testWindows = new Map<string, { startedAt: number; tests: number }>();
   const instance = hex(8);
   let deliverySeq = 0;
 
@@ -302,16 +306,17 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       ? [endpoint.secret, endpoint.previous.secret]
       : [endpoint.secret];
 
-  /** Spends one of the endpoint's tests; answers the seconds to wait when none is left (0 when spent). */
-  const takeTest = (endpointId: string): number => {
+  /** Takes one test of the URL's window; answers the seconds to wait when it is full (0 when taken). */
+  const takeTest = (url: string): number => {
     const at = now().getTime();
-    const perMs = WEBHOOK_TESTS_PER_MINUTE / 60_000;
-    const budget = testBudgets.get(endpointId) ?? { tokens: WEBHOOK_TESTS_PER_MINUTE, at };
-    budget.tokens = Math.min(WEBHOOK_TESTS_PER_MINUTE, budget.tokens + (at - budget.at) * perMs);
-    budget.at = at;
-    testBudgets.set(endpointId, budget);
-    if (budget.tokens < 1) return Math.ceil((1 - budget.tokens) / perMs / 1000);
-    budget.tokens -= 1;
+    const window = testWindows.get(url);
+    if (window === undefined || window.startedAt <= at - 60_000) {
+      testWindows.set(url, { startedAt: at, tests: 1 });
+      return 0;
+    }
+    if (window.tests >= WEBHOOK_TESTS_PER_MINUTE)
+      return Math.max(1, Math.ceil((window.startedAt + 60_000 - at) / 1000));
+    window.tests += 1;
     return 0;
   };
 
@@ -438,7 +443,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const { id } = parsed(contract.testWebhook.pathParams, params, 'path parameters');
       const request = parsed(contract.testWebhook.body, body, 'request body');
       const endpoint = endpointOf(id);
-      const wait = takeTest(id);
+      const wait = takeTest(endpoint.url);
       if (wait > 0) return errorAnswer(429, webhookTestsLimited(id, wait), { 'retry-after': String(wait) });
       const eventType = request?.eventType ?? endpoint.eventTypes[0] ?? 'newPlant';
       const webhookId = `${WEBHOOK_TEST_ID_PREFIX}${hex(16)}`;
@@ -513,7 +518,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
    * Runs a route that takes an Idempotency-Key as the service does (its http/idempotency-key.ts):
    * the first answer to a credential's key is kept and replayed, with Idempotent-Replayed: true, to
    * the same request; the same key with another route or body answers 422, and one that comes while
-   * the first still runs 409. A 5xx or a 429 is not kept.
+   * the first still runs 409. Only final answers are kept: not a 5xx, a 429 or a 408.
    */
   const keyed = async (
     name: RouteName,
@@ -547,7 +552,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       }
       answer = errorAnswer(error.status, error.message, error.headers);
     }
-    if (answer.status >= 500 || answer.status === 429) idempotencyKeys.release(key);
+    if (answer.status >= 500 || answer.status === 429 || answer.status === 408) idempotencyKeys.release(key);
     else idempotencyKeys.finish(key, { status: answer.status, body: answer.body });
     return answer;
   };
@@ -574,7 +579,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     sorted = undefined;
     endpoints.clear();
     deliveries = [];
-    testBudgets.clear();
+    testWindows.clear();
     idempotencyKeys.clear();
     faults.clear();
     seed(options.plants ?? []);

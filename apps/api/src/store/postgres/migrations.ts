@@ -109,6 +109,15 @@ export const postgresMigrations: readonly string[] = [
   // rate-limited endpoints to advance rate_tat, so that replicas claiming at once share the limit.
   `ALTER TABLE webhook_endpoints ADD COLUMN rate_limit integer;
    ALTER TABLE webhook_endpoints ADD COLUMN rate_tat timestamptz`,
+  // Requests kept per principal: see the same migration in sqlite/migrations.ts.
+  `ALTER TABLE idempotency_keys ADD COLUMN principal text NOT NULL DEFAULT '';
+   CREATE INDEX idempotency_keys_principal ON idempotency_keys (principal, created_at);
+   CREATE TABLE webhook_test_windows (
+     key        text PRIMARY KEY,
+     started_at timestamptz NOT NULL,
+     tests      integer NOT NULL
+   );
+   CREATE INDEX webhook_test_windows_started ON webhook_test_windows (started_at)`,
 ];
 
 /**

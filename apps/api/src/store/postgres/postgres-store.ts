@@ -10,6 +10,7 @@ import {
   samePlant,
 } from '../plant-store.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './migrations.ts';
+import { PostgresRequestStore } from './requests.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
 
 export { SchemaTooNewError };
@@ -206,12 +207,14 @@ export class PostgresPlantStore implements PlantStore {
   #closed = false;
   #closing: Promise<void> | undefined;
   readonly webhooks: PostgresWebhookStore;
+  readonly requests: PostgresRequestStore;
 
   private constructor(pool: pg.Pool, maxPending: number, tracing: PostgresStoreOptions['tracing']) {
     this.#pool = pool;
     this.#maxPending = maxPending;
     this.#tracing = tracing;
     this.webhooks = new PostgresWebhookStore(pool, (operation) => this.#run(operation));
+    this.requests = new PostgresRequestStore(pool, (operation) => this.#run(operation));
   }
 
   /**

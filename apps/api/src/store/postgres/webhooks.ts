@@ -23,8 +23,6 @@ import {
   type EndpointBacklog,
   type EndpointChanges,
   type EndpointSecrets,
-  type IdempotencyClaim,
-  type IdempotencyKeyClaim,
   type NewStoredEndpoint,
   type PayloadFormat,
   parseDeliveryId,
@@ -217,18 +215,6 @@ const sql = {
                    SELECT seq FROM recorded`,
   disableEndpoint: `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2
                     WHERE id = $1 AND enabled AND ($3::timestamptz IS NULL OR failing_since <= $3)`,
-  idempotencyExpire:
-    'DELETE FROM idempotency_keys WHERE key = $1 AND (created_at < $2 OR (status IS NULL AND created_at < $3))',
-  idempotencyClaim: `INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES ($1, $2, $3)
-                     ON CONFLICT DO NOTHING`,
-  idempotencyGet: 'SELECT fingerprint, status, body FROM idempotency_keys WHERE key = $1',
-  idempotencyFinish:
-    'UPDATE idempotency_keys SET status = $3, body = $4 WHERE key = $1 AND fingerprint = $2 AND status IS NULL',
-  idempotencyRelease: 'DELETE FROM idempotency_keys WHERE key = $1 AND fingerprint = $2 AND status IS NULL',
-  pruneIdempotencyKeys: `DELETE FROM idempotency_keys WHERE key IN (
-                           SELECT key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2
-                           FOR UPDATE SKIP LOCKED
-                         )`,
   // SKIP LOCKED: replicas pruning at once delete different rows instead of waiting for each other.
   pruneFinished: `DELETE FROM webhook_deliveries WHERE seq IN (
                     SELECT seq FROM webhook_deliveries WHERE finished_at < $1 ORDER BY finished_at LIMIT $2
@@ -528,46 +514,6 @@ export class PostgresWebhookStore implements WebhookStore {
 
   pruneFinished(before: Date, limit: number): Promise<number> {
     return this.#run(async () => (await this.#pool.query(sql.pruneFinished, [before, limit])).rowCount ?? 0);
-  }
-
-  claimIdempotencyKey({
-    key,
-    fingerprint,
-    at,
-    expiredBefore,
-    staleBefore,
-  }: IdempotencyKeyClaim): Promise<IdempotencyClaim> {
-    return this.#run(async () => {
-      await this.#pool.query(sql.idempotencyExpire, [key, expiredBefore, staleBefore]);
-      const claimed = await this.#pool.query(sql.idempotencyClaim, [key, fingerprint, at]);
-      if (claimed.rowCount === 1) return { outcome: 'claimed' };
-      const { rows } = await this.#pool.query<{ fingerprint: string; status: number | null; body: string | null }>(
-        sql.idempotencyGet,
-        [key],
-      );
-      const row = rows[0];
-      // Gone between the insert and the read: the holder gave it up; the client's retry claims it.
-      if (row === undefined) return { outcome: 'running' };
-      if (row.fingerprint !== fingerprint) return { outcome: 'mismatch' };
-      if (row.status === null) return { outcome: 'running' };
-      return { outcome: 'done', status: row.status, body: row.body ?? '' };
-    });
-  }
-
-  finishIdempotencyKey(key: string, fingerprint: string, status: number, body: string): Promise<void> {
-    return this.#run(async () => {
-      await this.#pool.query(sql.idempotencyFinish, [key, fingerprint, status, body]);
-    });
-  }
-
-  releaseIdempotencyKey(key: string, fingerprint: string): Promise<void> {
-    return this.#run(async () => {
-      await this.#pool.query(sql.idempotencyRelease, [key, fingerprint]);
-    });
-  }
-
-  pruneIdempotencyKeys(before: Date, limit: number): Promise<number> {
-    return this.#run(async () => (await this.#pool.query(sql.pruneIdempotencyKeys, [before, limit])).rowCount ?? 0);
   }
 
   onAnnounce(listener: () => void): () => void {

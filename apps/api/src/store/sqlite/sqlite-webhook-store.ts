@@ -100,15 +100,6 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
     disableEndpoint: (id, reason, failingSince) =>
       call('disableEndpoint', id, reason, failingSince === undefined ? null : failingSince.getTime()),
     pruneFinished: (before, limit) => call('pruneFinished', before.getTime(), limit),
-    claimIdempotencyKey: ({ key, fingerprint, at, expiredBefore, staleBefore }) =>
-      call('claimIdempotencyKey', key, fingerprint, at.getTime(), expiredBefore.getTime(), staleBefore.getTime()),
-    finishIdempotencyKey: async (key, fingerprint, status, body) => {
-      await call('finishIdempotencyKey', key, fingerprint, status, body);
-    },
-    releaseIdempotencyKey: async (key, fingerprint) => {
-      await call('releaseIdempotencyKey', key, fingerprint);
-    },
-    pruneIdempotencyKeys: (before, limit) => call('pruneIdempotencyKeys', before.getTime(), limit),
     onAnnounce: (listener) => announced.add(listener),
   };
   return store;
