@@ -190,8 +190,11 @@ export interface WebhookStore {
   getEndpoint(id: string): Promise<StoredEndpoint | undefined>;
   /** Removes the endpoint and its deliveries; resolves false when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
-  /** The endpoint's deliveries, newest first; undefined when the endpoint does not exist. */
-  listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined>;
+  /**
+   * The endpoint's deliveries, newest first, at most `limit`, those announced before the delivery
+   * whose key is `before` when given; undefined when the endpoint does not exist.
+   */
+  listDeliveries(endpointId: string, limit: number, before?: bigint): Promise<StoredDelivery[] | undefined>;
   /**
    * Leases pending deliveries of enabled endpoints that are due and not leased (or whose lease ran
    * out), taking turns across endpoints: each endpoint's oldest due first, then each one's second,

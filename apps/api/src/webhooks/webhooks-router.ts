@@ -17,7 +17,7 @@ import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
 import type { RequestStore } from '../store/request-store.ts';
 import { DELIVERY_ROW_BYTES, endpointBytes } from '../store/row-bytes.ts';
-import type { StoredDelivery, WebhookStore } from '../store/webhook-store.ts';
+import { parseDeliveryId, type StoredDelivery, type WebhookStore } from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
 import { LookupUnavailableError, normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
@@ -95,6 +95,13 @@ const badBody = (reason: string) => ({
   status: 400 as const,
   body: { error: 400, message: `Invalid request body: ${reason}` },
 });
+
+/**
+ * The next page of deliveries as a relative reference (`?limit=…&before=…`), which resolves against
+ * the request's own URL, as the plants' does.
+ */
+const nextDeliveriesLink = (limit: number, before: string): string =>
+  `<?${new URLSearchParams({ limit: String(limit), before })}>; rel="next"`;
 
 /** The key of the test deliveries' window of a principal and a URL, digested. */
 const testWindowKey = (principal: string, url: string): string =>
@@ -207,10 +214,19 @@ export const createWebhooksRouter = (
 
     listWebhookDeliveries: async ({ params, query, req, res }) => {
       const limit = query.limit ?? DELIVERIES_LIMIT_DEFAULT;
-      const deliveries = await store.listDeliveries(params.id, limit);
-      // As for endpoints: reserved for the deliveries that exist (a row's size is the service's).
-      answers.reserve(res, (deliveries?.length ?? 0) * DELIVERY_ROW_BYTES, clientKey(req, res));
-      return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
+      const before = query.before === undefined ? undefined : parseDeliveryId(query.before)?.seq;
+      if (query.before !== undefined && before === undefined) {
+        return { status: 400, body: { error: 400, message: 'Invalid query parameters: before is beyond int64.' } };
+      }
+      // One extra row tells whether a next page exists, so no empty last page is announced.
+      const deliveries = await store.listDeliveries(params.id, limit + 1, before);
+      if (deliveries === undefined) return notFound(params.id);
+      const page = deliveries.slice(0, limit);
+      // As for endpoints: reserved for the deliveries read (a row's size is the service's).
+      answers.reserve(res, page.length * DELIVERY_ROW_BYTES, clientKey(req, res));
+      const last = page.at(-1);
+      if (deliveries.length > limit && last) res.setHeader('Link', nextDeliveriesLink(limit, last.id));
+      return { status: 200, body: page.map(toDelivery) };
     },
     updateWebhook: {
       middleware: jsonBody(bodyLimit),

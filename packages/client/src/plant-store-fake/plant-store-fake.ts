@@ -478,14 +478,26 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     },
     listWebhookDeliveries: async ({ params, query }) => {
       const { id } = parsed(contract.listWebhookDeliveries.pathParams, params, 'path parameters');
-      const { limit = DELIVERIES_LIMIT_DEFAULT } = parsed(
+      const { limit = DELIVERIES_LIMIT_DEFAULT, before } = parsed(
         contract.listWebhookDeliveries.query,
         query,
         'query parameters',
       );
       endpointOf(id);
-      const own = deliveries.filter((delivery) => delivery.endpointId === id).slice(0, limit);
-      return { status: 200, body: own.map(toDelivery) };
+      // Newest first, as the service pages them: after the delivery `before` names, by its sequence.
+      const beforeSeq = before === undefined ? undefined : BigInt(before.slice(before.lastIndexOf('_') + 1));
+      const own = deliveries.filter(
+        (delivery) =>
+          delivery.endpointId === id &&
+          (beforeSeq === undefined || BigInt(delivery.id.slice(delivery.id.lastIndexOf('_') + 1)) < beforeSeq),
+      );
+      const page = own.slice(0, limit);
+      const last = page.at(-1);
+      const headers: Record<string, string> =
+        own.length > limit && last !== undefined
+          ? { link: `<?${new URLSearchParams({ limit: String(limit), before: last.id })}>; rel="next"` }
+          : {};
+      return { status: 200, headers, body: page.map(toDelivery) };
     },
   };
 

@@ -7,6 +7,7 @@ import {
   type EndpointRow,
   FAN_OUT_PER_CLAIMED,
   FAN_OUT_ROWS,
+  LAST_SEQ,
   registeredEndpoint,
   storedEventTypes,
   toDelivery,
@@ -121,7 +122,7 @@ const sql = {
   listDeliveries: `SELECT 'msg_' || s.instance || '_' || d.seq AS id, d.endpoint_id, d.plant_id, d.status, d.attempts,
                           d.last_status, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
                    FROM webhook_deliveries d CROSS JOIN webhook_settings s
-                   WHERE d.endpoint_id = $1 ORDER BY d.seq DESC LIMIT $2`,
+                   WHERE d.endpoint_id = $1 AND d.seq < $3 ORDER BY d.seq DESC LIMIT $2`,
   // Takes turns across endpoints: each enabled endpoint's due deliveries in order, up to its room
   // (as listed in $5/$6, else $4), ranked so that every endpoint's first
   // comes before any endpoint's second. SKIP LOCKED: replicas claiming at once each take different
@@ -423,13 +424,13 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined> {
+  listDeliveries(endpointId: string, limit: number, before = LAST_SEQ): Promise<StoredDelivery[] | undefined> {
     return this.#run(async () => {
       // Listing answers every announcement made before it.
       await this.#fanOutAnnounced();
       const [endpoint, deliveries] = await Promise.all([
         this.#pool.query(sql.getEndpoint, [endpointId]),
-        this.#pool.query<DeliveryRow>(sql.listDeliveries, [endpointId, limit]),
+        this.#pool.query<DeliveryRow>(sql.listDeliveries, [endpointId, limit, String(before)]),
       ]);
       return endpoint.rowCount === 0 ? undefined : deliveries.rows.map(toDelivery);
     });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
-import { DELETE_BATCH, storedEventTypes } from '../store-shared.ts';
+import { DELETE_BATCH, LAST_SEQ, storedEventTypes } from '../store-shared.ts';
 import { type AnnounceListeners, DEFAULT_EVENT_TYPES, type WebhookStore } from '../webhook-store.ts';
 import type { Batches } from './protocol.ts';
 
@@ -55,13 +55,21 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         if (deleted !== false) return deleted === true;
       }
     },
-    listDeliveries: async (endpointId, limit) => {
+    listDeliveries: async (endpointId, limit, before = LAST_SEQ) => {
       // Listing answers every announcement made before it, fanned out in bounded batches, each its
       // own transaction: plant operations take turns with a large fan-out.
       let last: bigint | null = null;
       do last = await call('fanOut', last);
       while (last !== null);
-      return batches.submitLarge(limit * DELIVERY_ROW_BYTES, 'listDeliveries', undefined, undefined, endpointId, limit);
+      return batches.submitLarge(
+        limit * DELIVERY_ROW_BYTES,
+        'listDeliveries',
+        undefined,
+        undefined,
+        endpointId,
+        limit,
+        before,
+      );
     },
     claimDue: ({ limit, leaseMs, perEndpoint, room, onRateLimited }) => {
       const token = randomUUID();

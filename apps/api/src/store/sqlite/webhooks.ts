@@ -233,7 +233,7 @@ export const webhookStatements = (db: DatabaseSync) => {
     ),
     listDeliveries: prepare(
       `SELECT seq, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
-       FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ? + 0`,
+       FROM webhook_deliveries WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ? + 0`,
       true,
     ),
     rateOf: prepare('SELECT rate_limit, rate_tat FROM webhook_endpoints WHERE id = ?'),
@@ -594,14 +594,16 @@ export const webhookOperations = {
       return true;
     },
   }),
-  /** → delivery rows newest first, or null when there is no such endpoint. */
+  /** → delivery rows newest first (before the key `before`), or null when there is no such endpoint. */
   listDeliveries: operation({
     ...read,
-    arity: 2,
-    run: (thread: Thread, id: string, limit: number): DeliveryRow[] | null => {
+    arity: 3,
+    run: (thread: Thread, id: string, limit: number, before: bigint): DeliveryRow[] | null => {
       const { webhooks } = thread;
       if (webhooks.getEndpoint.get(id) === undefined) return null;
-      return webhooks.withIds(webhooks.listDeliveries.all(id, limit) as { seq: bigint }[]) as unknown as DeliveryRow[];
+      return webhooks.withIds(
+        webhooks.listDeliveries.all(id, before, limit) as { seq: bigint }[],
+      ) as unknown as DeliveryRow[];
     },
     decode: (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
   }),
