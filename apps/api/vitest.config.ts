@@ -15,6 +15,7 @@ const ON_BOTH_STORES = [
   'src/webhooks/webhook-rate-limit.test.ts',
   'src/http/concurrent-lists.test.ts',
   'src/webhooks/delivery-pages.test.ts',
+  'src/testing/openapi-fuzz.test.ts',
 ];
 
 export default defineConfig({
