@@ -50,6 +50,42 @@ export const FAKE_DOES_NOT_MODEL = [
     why: 'admission and the answer budget: the fake sheds nothing, and has no /healthz',
   },
   {
+    file: 'src/webhooks/idempotency-key.test.ts',
+    title:
+      'answers 500 in the Error shape, and lives on, when PLANT_WEBHOOK_SECRETS_KEY changed since the answer was kept',
+    why: 'the fake keeps no secrets at rest, and a restart starts empty',
+  },
+  {
+    file: 'src/webhooks/idempotency-key.test.ts',
+    title: 'answers a passing lookup failure 503 with Retry-After and keeps it not; a name that does not exist is kept',
+    why: 'the fake looks no webhook host up',
+  },
+  {
+    file: 'src/webhooks/idempotency-key.test.ts',
+    title: 'answers 429 with Retry-After to a new key once the principal has its most kept; its kept keys still replay',
+    why: 'the fake keeps every key, without a cap',
+  },
+  {
+    file: 'src/webhooks/idempotency-key.test.ts',
+    title: 'deletes expired keys as keys are written, with no delivery running',
+    why: 'the store behind the service: the fake has none to look into',
+  },
+  {
+    file: 'src/webhooks/idempotency-key.test.ts',
+    title: 'seals at start the answers kept before PLANT_WEBHOOK_SECRETS_KEY was set, and replays them',
+    why: 'the fake keeps no secrets at rest, and a restart starts empty',
+  },
+  {
+    file: 'src/webhooks/test-delivery.test.ts',
+    title: "counts a principal's tests of an endpoint across replicas, the limit a minute in all",
+    why: 'replicas: the fake is one process, with no store to share',
+  },
+  {
+    file: 'src/webhooks/test-delivery.test.ts',
+    title: "answers 429 to a principal with its most tests in flight, while another principal's test goes",
+    why: 'the fake sends its test deliveries through sendTestDelivery, with no bound in flight',
+  },
+  {
     file: 'src/auth/bearer-auth.test.ts',
     title: 'refuses two Authorization headers, even when one is valid',
     why: 'fetch joins repeated headers into one, so the fake never sees two Authorization headers',

@@ -14,6 +14,9 @@ const ON_BOTH_STORES = [
   'src/webhooks/idempotency-key.test.ts',
   'src/webhooks/webhook-rate-limit.test.ts',
   'src/webhooks/webhook-ownership.test.ts',
+  'src/http/concurrent-lists.test.ts',
+  'src/webhooks/delivery-pages.test.ts',
+  'src/testing/openapi-fuzz.test.ts',
 ];
 
 export default defineConfig({

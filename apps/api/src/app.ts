@@ -79,6 +79,8 @@ export type AppOptions = {
   webhookRotationGraceMs?: number;
   /** PLANT_WEBHOOK_ENDPOINTS_MAX: endpoints of all principals together. */
   webhookEndpointsMax?: number;
+  /** Idempotency-Keys a principal may have kept at once; default IDEMPOTENCY_KEYS_PER_PRINCIPAL. */
+  idempotencyKeysPerPrincipal?: number;
   /**
    * Sends the test deliveries of POST /webhooks/{id}/test, with agents of its own that its owner
    * closes (the service at shutdown). By default one with the default PLANT_WEBHOOK_TIMEOUT_MS,
@@ -122,6 +124,7 @@ export const createApp = ({
   webhookSecrets,
   webhookRotationGraceMs,
   webhookEndpointsMax,
+  idempotencyKeysPerPrincipal,
   webhookTester = createWebhookTester({
     timeoutMs: CONFIG_DEFAULTS.webhooks.timeoutMs,
     allowPrivate: allowPrivateWebhooks,
@@ -164,6 +167,8 @@ export const createApp = ({
       rotationGraceMs: webhookRotationGraceMs,
       endpointsMax: webhookEndpointsMax,
       tester: webhookTester,
+      requests: store.requests,
+      idempotencyKeysPerPrincipal,
     }),
   };
   createExpressEndpoints(contract, routes, app, {

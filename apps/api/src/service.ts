@@ -9,6 +9,7 @@ import { answerClientErrors } from './http/client-errors.ts';
 import { corsAnswerHeaders } from './http/cors.ts';
 import { drainConnections } from './http/drain.ts';
 import { createHttpServer, shutdownGracefully } from './http/http-server.ts';
+import { sealKeptAnswers } from './http/idempotency-key.ts';
 import { createProcessLogger } from './ops/log-output.ts';
 import { createMetrics } from './ops/metrics.ts';
 import { createOpsApp, storeReadiness } from './ops/ops-routes.ts';
@@ -81,6 +82,8 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
     storage = { dataDir: config.dataDir };
   }
   const { secrets, endpoints } = await openWebhookSecrets(store.webhooks, config.webhooks, logger, fail);
+  const sealedAnswers = await sealKeptAnswers(store.requests, secrets);
+  if (sealedAnswers > 0) logger.info({ sealed: sealedAnswers, keyId: secrets.keyId }, 'idempotency answers encrypted');
   // With only JWTs configured there is no static token to generate: the service is not open.
   const tokens =
     config.jwt && config.apiTokens.length === 0 ? undefined : resolveApiTokens(config.apiTokens, config.dataDir);

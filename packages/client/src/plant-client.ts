@@ -54,10 +54,19 @@ export type ListPlantsOptions = RequestOptions &
       }
   );
 
-export type ListWebhookDeliveriesOptions = RequestOptions & {
-  /** At most this many deliveries, newest first (1 to 1000; the server's default is 50). */
-  limit?: number;
-};
+export type ListWebhookDeliveriesOptions = RequestOptions &
+  (
+    | {
+        /** At most this many deliveries a page, newest first (1 to 1000; the server's default is 50). */
+        limit?: number;
+        cursor?: undefined;
+      }
+    | {
+        /** The page a `nextCursor` points at; it carries the page size and position, so it comes alone. */
+        cursor: string;
+        limit?: undefined;
+      }
+  );
 
 export type PlantClient = {
   /**
@@ -95,8 +104,8 @@ export type PlantClient = {
   /** Unsubscribes the endpoint (a 404 after an uncertain earlier attempt resolves, as deletePlant does). */
   deleteWebhook(id: string, options?: RequestOptions): PlantPromise<void>;
   /**
-   * The deliveries to the endpoint, newest first, with where each stands: one page (the API does
-   * not page them further), awaited or iterated as `listPlants`'s.
+   * The deliveries to the endpoint, newest first, with where each stands. Awaited, it is the first
+   * page; iterated (`for await`), it goes through every delivery, page after page, as `listPlants`.
    */
   listWebhookDeliveries(id: string, options?: ListWebhookDeliveriesOptions): PagePromise<WebhookDelivery>;
   /**
@@ -330,14 +339,16 @@ export const createPlantClient = (options: PlantClientOptions): PlantClient => {
       }),
 
     listWebhookDeliveries: (id, options = {}) => {
-      const query = options.limit === undefined ? {} : { limit: String(options.limit) };
-      const fetchPage = async (): Promise<PageAnswer<WebhookDelivery>> => {
-        const answer = await rest.listWebhookDeliveries({ params: { id: segment(id) }, query, ...callArgs(options) });
+      const args = callArgs(options);
+      const first = options.limit === undefined ? {} : { limit: String(options.limit) };
+      const fetchPage = async (cursor: string | undefined): Promise<PageAnswer<WebhookDelivery>> => {
+        const query = cursor === undefined ? first : Object.fromEntries(new URLSearchParams(cursor));
+        const answer = await rest.listWebhookDeliveries({ params: { id: segment(id) }, query, ...args });
         if (answer.status !== 200) throw toApiError(answer);
         const items = parseOrThrow(Deliveries, answer, 'a list of webhook deliveries');
-        return withResponseOf({ items, nextCursor: undefined }, answer);
+        return withResponseOf({ items, nextCursor: cursorOf(nextPageQuery(answer.headers.get('link'))) }, answer);
       };
-      return requestPage(fetchPage, undefined, options.signal);
+      return requestPage(fetchPage, options.cursor, options.signal);
     },
 
     updateWebhook: (id, changes, options = {}) =>

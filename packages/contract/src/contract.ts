@@ -173,7 +173,7 @@ export const contract = c.router(
       path: '/webhooks/:id/test',
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Send a test delivery to a webhook endpoint',
-      description: `Sends one signed test event to the endpoint now, outside the outbox and its retries, as a real delivery would go (the same address checks, timeout, signing secrets and payload format), and answers 200 with what happened: the receiver's status, the time taken, whether it counts as delivered, and why it failed. The event is \`eventType\` (the endpoint's first subscribed type by default) carrying an example plant with id 0; its webhook-id starts with \`msg_test_\`, which no real delivery's does. A disabled endpoint may be tested too (to check a receiver before enabling it again). At most ${WEBHOOK_TESTS_PER_MINUTE} tests per endpoint a minute (429 with Retry-After beyond); 503 with Retry-After when too many tests are in flight in the service.`,
+      description: `Sends one signed test event to the endpoint now, outside the outbox and its retries, as a real delivery would go (the same address checks, timeout, signing secrets and payload format), and answers 200 with what happened: the receiver's status, the time taken, whether it counts as delivered, and why it failed. The event is \`eventType\` (the endpoint's first subscribed type by default) carrying an example plant with id 0; its webhook-id starts with \`msg_test_\`, which no real delivery's does. A disabled endpoint may be tested too (to check a receiver before enabling it again). At most ${WEBHOOK_TESTS_PER_MINUTE} tests a minute per principal and endpoint URL, across replicas and across deleting and registering the endpoint again (429 with Retry-After beyond); 429 with Retry-After when the principal has its most tests in flight, 503 when the service has.`,
       pathParams: WebhookIdParams,
       headers: IdempotencyHeaders,
       body: WebhookTestRequest.optional(),
@@ -195,7 +195,7 @@ export const contract = c.router(
       metadata: { scope: 'webhooks:read' } as const satisfies RouteMetadata,
       summary: 'List deliveries to a webhook endpoint',
       description:
-        'Answers the announcements made to the endpoint, newest first: each with its webhook-id, the plant, and where its delivery stands.',
+        'Answers the announcements made to the endpoint, newest first: each with its webhook-id, the plant, and where its delivery stands. When older ones remain, a `Link: <?limit=…&before=…>; rel="next"` header gives the next page; the body stays a plain array. Follow the link until there is none.',
       pathParams: WebhookIdParams,
       query: ListWebhookDeliveriesQuery,
       responses: withFailures({ 200: WebhookDelivery.array() }, 404),

@@ -36,8 +36,10 @@ expectTypeOf<404>().toExtend<Deleted['status']>();
 // A delivery's plant id is an int64, kept exact as a bigint beyond 2^53.
 expectTypeOf<WebhookDelivery['plantId']>().toEqualTypeOf<number | bigint>();
 expectTypeOf<WebhookDelivery['status']>().toEqualTypeOf<'pending' | 'delivered' | 'failed'>();
+// Deliveries page through `before`, the last delivery's id, as the Link header gives it.
 expectTypeOf<ClientInferRequest<typeof contract.listWebhookDeliveries>['query']>().toEqualTypeOf<{
   limit?: string | undefined;
+  before?: string | undefined;
 }>();
 
 // PATCH takes any of url, description (null removes it), enabled, eventTypes, payloadFormat and

@@ -317,9 +317,17 @@ const DeliveriesLimit = z
     `must be an integer from 1 to ${DELIVERIES_LIMIT_MAX}`,
   );
 
+/** A delivery's webhook-id, `msg_<16 hex digits>_<digits>`: where a page of deliveries continues. */
+const DeliveryCursor = z
+  .string(once)
+  .regex(/^msg_[0-9a-f]{16}_\d{1,19}$/, 'must be the id of a delivery (msg_<16 hex digits>_<digits>)');
+
 export const ListWebhookDeliveriesQuery = z.object({
   limit: DeliveriesLimit.optional().describe(
     `Maximum number of deliveries to return, newest first (int32, 1 to ${DELIVERIES_LIMIT_MAX}; default ${DELIVERIES_LIMIT_DEFAULT})`,
+  ),
+  before: DeliveryCursor.optional().describe(
+    'Continue after this delivery: only deliveries announced before it, newest first. The `Link` header of a page gives it; send it as it comes.',
   ),
 });
 

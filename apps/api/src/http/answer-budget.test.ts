@@ -6,6 +6,7 @@ import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { TEAM_SCOPES } from '../auth/token-entries.ts';
 import { hashToken } from '../auth/token-hash.ts';
+import { LARGEST_PAGE_BYTES } from '../plants/plants-router.ts';
 import type { ListOptions, StoredPlant } from '../store/plant-store.ts';
 import { fakeStore } from '../testing/fake-store.ts';
 import { httpRequest } from '../testing/http-request.ts';
@@ -32,20 +33,21 @@ const start = async (maxAnswerBytes: number) => {
   const endpoint = {
     id: 'ep_1',
     url: 'https://hooks.example.com/a',
-    eventTypes: ['newPlant' as const],
+    eventTypes: [],
     payloadFormat: 'plain' as const,
     enabled: true,
-    createdAt: new Date(),
+    createdAt: new Date(0),
     owner: 'operator',
   };
   const store = fakeStore({
     list: () => new Promise((resolve) => gates.push(() => resolve(plants))),
+    webhooks: {
+      ...fakeStore().webhooks,
+      listEndpoints: async () => [endpoint],
+      listDeliveries: async () => [],
+      getEndpoint: async (id: string) => (id === endpoint.id ? endpoint : undefined),
+    },
   });
-  const webhooks = {
-    ...store.webhooks,
-    getEndpoint: async (id: string) => (id === endpoint.id ? endpoint : undefined),
-  };
-  Object.assign(store, { webhooks });
   const app = createApp({ store, authenticate: staticTokens([{ hash: hashToken(TOKEN) }]), maxAnswerBytes });
   server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server?.once('listening', resolve));
@@ -63,21 +65,21 @@ describe('the budget of answers in flight (PLANT_MAX_ANSWER_BYTES)', () => {
       (count) => count === 1,
     );
 
-    const shed = await httpRequest(`${url}/plants`, { headers: auth });
+    // The same principal asks again: its share (never less than the largest page) holds no second one.
+    const shed = await httpRequest(`${url}/plants?limit=1000`, { headers: auth });
     expect([shed.status, shed.headers['retry-after'], shed.json()]).toStrictEqual([
       503,
       '1',
       {
         error: 503,
         message:
-          'The service is at its limit of large answers in flight (PLANT_MAX_ANSWER_BYTES); retry after the Retry-After delay, or with a smaller limit.',
+          'This client holds its share of large answers in flight (PLANT_MAX_ANSWER_BYTES, shared by the clients holding answers); read the answers it has asked for, then retry after the Retry-After delay.',
       },
     ]);
-    // Deliveries and endpoints are lists too, counted in the same budget.
-    for (const path of ['/webhooks/ep_1/deliveries', '/webhooks']) {
-      const list = await httpRequest(`${url}${path}`, { headers: auth });
-      expect([list.status, list.headers['retry-after']]).toStrictEqual([503, '1']);
-    }
+    // Endpoints are a list too, counted in the same budget for the bytes they hold; an empty list holds none.
+    const endpoints = await httpRequest(`${url}/webhooks`, { headers: auth });
+    expect([endpoints.status, endpoints.headers['retry-after']]).toStrictEqual([503, '1']);
+    expect((await httpRequest(`${url}/webhooks/ep_1/deliveries`, { headers: auth })).json()).toStrictEqual([]);
     // Creates are not lists: the budget does not hold them.
     const created = await httpRequest(`${url}/plants`, {
       method: 'POST',
@@ -130,6 +132,36 @@ describe("a client's share of the answer budget", () => {
     );
   };
 
+  it('serves a fifth principal while four hold more unread maximal pages than the budget', async () => {
+    const tokens = [1, 2, 3, 4, 5].map((n) => `answer-budget-principal-${n}-0123456789abcdef`);
+    const app = createApp({
+      store: fakeStore({ list: maximalPages }),
+      authenticate: staticTokens(
+        tokens.map((token, n) => ({ hash: hashToken(token), principal: { name: `p${n}`, scopes: TEAM_SCOPES } })),
+      ),
+      // Four times four of the largest pages: four principals could hold it all, were each given a quarter.
+      maxAnswerBytes: 16 * LARGEST_PAGE_BYTES,
+    });
+    server = createServer(app).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server?.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const holders = tokens.slice(0, 4);
+    for (const token of holders) await stopsReading(url, token, 40);
+    // Each holder is refused once the holders fill what is not kept back for newcomers.
+    for (const token of holders) {
+      await until(
+        () => httpRequest(`${url}/plants?limit=1000`, { headers: { authorization: `Bearer ${token}` } }),
+        (answer) => answer.status === 503,
+      );
+    }
+    const fifth = await httpRequest(`${url}/plants?limit=1000`, {
+      headers: { authorization: `Bearer ${tokens[4]}` },
+    });
+    expect(fifth.status).toBe(200);
+    expect(fifth.json()).toHaveLength(874);
+  });
+
   it('keeps serving lists to a second token while one token holds many unread maximal pages', async () => {
     const app = createApp({
       store: fakeStore({ list: maximalPages }),
@@ -157,7 +189,7 @@ describe("a client's share of the answer budget", () => {
       {
         error: 503,
         message:
-          'This client holds its share of large answers in flight (a quarter of PLANT_MAX_ANSWER_BYTES); read the answers it has asked for, then retry after the Retry-After delay.',
+          'This client holds its share of large answers in flight (PLANT_MAX_ANSWER_BYTES, shared by the clients holding answers); read the answers it has asked for, then retry after the Retry-After delay.',
       },
     ]);
   });
@@ -166,16 +198,31 @@ describe("a client's share of the answer budget", () => {
 describe('answerBudget', () => {
   const response = () => Object.assign(new EventEmitter(), { closed: false }) as unknown as ServerResponse;
 
-  it('holds a client to a quarter of the budget or the largest page, whichever is more, until its answers close', () => {
-    const budget = answerBudget(1000, 300);
+  it('shares three quarters among the clients holding answers, never less than the largest page each', () => {
+    const budget = answerBudget(1000, 100);
     const first = response();
-    budget.reserve(first, 200, 'a');
-    budget.reserve(response(), 100, 'a');
+    budget.reserve(first, 400, 'a');
+    // Alone, a client may hold three quarters.
+    budget.reserve(response(), 350, 'a');
     expect(() => budget.reserve(response(), 1, 'a')).toThrow(expect.objectContaining({ status: 503 }));
-    // Another client still has the rest.
-    budget.reserve(response(), 300, 'b');
+    // A newcomer's first answer takes the quarter kept back.
+    budget.reserve(response(), 200, 'b');
     first.emit('close');
-    expect(() => budget.reserve(response(), 200, 'a')).not.toThrow();
-    expect(() => budget.reserve(response(), 1, 'a')).toThrow(expect.objectContaining({ status: 503 }));
+    // Two clients hold answers now: a's share is half of 750.
+    expect(() => budget.reserve(response(), 26, 'a')).toThrow(expect.objectContaining({ status: 503 }));
+    budget.reserve(response(), 25, 'a');
+    // b holds 200 and may grow to its share, 375, while the three quarters have room.
+    budget.reserve(response(), 175, 'b');
+    expect(() => budget.reserve(response(), 1, 'b')).toThrow(expect.objectContaining({ status: 503 }));
+  });
+
+  it('refuses a client holding nothing only when the whole budget cannot hold its answer', () => {
+    const budget = answerBudget(1000, 100);
+    for (const client of ['a', 'b', 'c', 'd']) budget.reserve(response(), 180, client);
+    // The holders have 720 of their 750: 31 more would pass it, whoever asks.
+    expect(() => budget.reserve(response(), 31, 'a')).toThrow(expect.objectContaining({ status: 503 }));
+    budget.reserve(response(), 250, 'e');
+    expect(() => budget.reserve(response(), 31, 'f')).toThrow(expect.objectContaining({ status: 503 }));
+    budget.reserve(response(), 30, 'f');
   });
 });

@@ -160,6 +160,7 @@ export const createMetrics = ({ processMetrics = true, poolStats, droppedLogLine
       alive: () => store.alive(),
       close: () => store.close(),
       webhooks: store.webhooks,
+      requests: store.requests,
     };
   };
 

@@ -1,3 +1,4 @@
+import type { RequestStore } from './request-store.ts';
 import type { WebhookStore } from './webhook-store.ts';
 
 /** A plant as stored: the id is always a bigint so that every int64 is exact. */
@@ -34,6 +35,8 @@ export type ListOptions = {
 export interface PlantStore {
   /** Webhook endpoints and the outbox of announcements. */
   readonly webhooks: WebhookStore;
+  /** Idempotency-Keys and test-delivery windows: what is kept about requests (see request-store.ts). */
+  readonly requests: RequestStore;
   create(plant: StoredPlant): Promise<CreateOutcome>;
   get(id: bigint): Promise<StoredPlant | undefined>;
   /** Plants ordered by id ascending, at most `limit` (and see `maxBytes`). */

@@ -22,6 +22,9 @@ export const FAN_OUT_ROWS = 500;
 /** Deliveries deleted per operation when an endpoint is deleted. */
 export const DELETE_BATCH = 250;
 
+/** Above every delivery's key (an int64): listing deliveries before it lists them from the newest. */
+export const LAST_SEQ = 0x7fffffffffffffffn;
+
 /** The columns an endpoint is read with (see EndpointRow). */
 export const ENDPOINT_COLUMNS =
   'id, url, description, event_types, payload_format, rate_limit, enabled, disabled_reason, created_at, owner';

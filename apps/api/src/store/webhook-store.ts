@@ -167,25 +167,6 @@ export type WebhookBacklog = { pending: number; oldestPendingAt: Date | undefine
 /** An enabled endpoint with deliveries pending, and when the oldest of them was announced. */
 export type EndpointBacklog = { endpointId: string; oldestPendingAt: Date };
 
-/**
- * What a request with an Idempotency-Key finds: the key is now its own (claimed), the first request
- * with it still runs, it came with another request (another route or body), or the first answer.
- */
-/** What claimIdempotencyKey is asked: see WebhookStore.claimIdempotencyKey. */
-export type IdempotencyKeyClaim = {
-  key: string;
-  fingerprint: string;
-  at: Date;
-  expiredBefore: Date;
-  staleBefore: Date;
-};
-
-export type IdempotencyClaim =
-  | { outcome: 'claimed' }
-  | { outcome: 'running' }
-  | { outcome: 'mismatch' }
-  | { outcome: 'done'; status: number; body: string };
-
 export interface WebhookStore {
   /** Registers the endpoint unless a cap is reached or another endpoint of its owner has its URL. */
   createEndpoint(endpoint: NewStoredEndpoint, caps: EndpointCaps): Promise<CreateEndpointOutcome>;
@@ -230,8 +211,11 @@ export interface WebhookStore {
   getEndpoint(id: string): Promise<StoredEndpoint | undefined>;
   /** Removes the endpoint and its deliveries; resolves false when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
-  /** The endpoint's deliveries, newest first; undefined when the endpoint does not exist. */
-  listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined>;
+  /**
+   * The endpoint's deliveries, newest first, at most `limit`, those announced before the delivery
+   * whose key is `before` when given; undefined when the endpoint does not exist.
+   */
+  listDeliveries(endpointId: string, limit: number, before?: bigint): Promise<StoredDelivery[] | undefined>;
   /**
    * Leases pending deliveries of enabled endpoints that are due and not leased (or whose lease ran
    * out), taking turns across endpoints: each endpoint's oldest due first, then each one's second,
@@ -256,18 +240,6 @@ export interface WebhookStore {
   disableEndpoint(id: string, reason: string, failingSince?: Date): Promise<boolean>;
   /** Deletes up to `limit` deliveries finished (delivered or failed) before `before`; resolves with how many. */
   pruneFinished(before: Date, limit: number): Promise<number>;
-  /**
-   * Claims `key` (the credential's and the client's key, digested) for the request `fingerprint` at
-   * `at`, unless it is held: a key recorded before `expiredBefore`, or claimed before `staleBefore`
-   * and never finished (its process died), is claimed anew.
-   */
-  claimIdempotencyKey(claim: IdempotencyKeyClaim): Promise<IdempotencyClaim>;
-  /** Records the answer of the request that claimed `key` (its body as stored: sealed or plain JSON). */
-  finishIdempotencyKey(key: string, fingerprint: string, status: number, body: string): Promise<void>;
-  /** Gives up a claim that was not finished, so that a retry runs the request again. */
-  releaseIdempotencyKey(key: string, fingerprint: string): Promise<void>;
-  /** Deletes up to `limit` keys claimed before `before`; resolves with how many. */
-  pruneIdempotencyKeys(before: Date, limit: number): Promise<number>;
   /** Pending deliveries, and when the oldest of them was announced: for metrics. */
   backlog(): Promise<WebhookBacklog>;
   /**

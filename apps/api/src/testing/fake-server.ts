@@ -66,6 +66,9 @@ export const fakeStoreView = (fake: PlantStoreFake): PlantStore => {
     get webhooks(): never {
       return unavailable('its webhook store')();
     },
+    get requests(): never {
+      return unavailable('its request store')();
+    },
     create: unavailable('create'),
     delete: unavailable('delete'),
     get: async (id) => stored().find((plant) => plant.id === id),

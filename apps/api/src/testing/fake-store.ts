@@ -1,4 +1,5 @@
 import type { PlantStore } from '../store/plant-store.ts';
+import type { RequestStore } from '../store/request-store.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
 
 /** No endpoints, nothing to deliver. */
@@ -34,11 +35,17 @@ const noWebhooks: WebhookStore = {
   backlog: async () => ({ pending: 0, oldestPendingAt: undefined }),
   backlogByEndpoint: async () => [],
   pruneFinished: async () => 0,
+  onAnnounce: () => () => {},
+};
+
+/** Every key claimed, every test taken, nothing kept. */
+const noRequests: RequestStore = {
   claimIdempotencyKey: async () => ({ outcome: 'claimed' }),
   finishIdempotencyKey: async () => {},
   releaseIdempotencyKey: async () => {},
-  pruneIdempotencyKeys: async () => 0,
-  onAnnounce: () => () => {},
+  plainKeptAnswers: async () => [],
+  replaceKeptAnswer: async () => false,
+  takeWebhookTest: async () => ({ outcome: 'taken' }),
 };
 
 /** A store that holds nothing and accepts every create; override what a test needs. */
@@ -51,5 +58,6 @@ export const fakeStore = (overrides: Partial<PlantStore> = {}): PlantStore => ({
   alive: () => true,
   close: async () => {},
   webhooks: noWebhooks,
+  requests: noRequests,
   ...overrides,
 });

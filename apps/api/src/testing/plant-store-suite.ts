@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CreateOutcome, type PlantStore, type StoredPlant, StoreUnavailableError } from '../store/plant-store.ts';
+import { describeRequestStore } from './request-store-suite.ts';
 import { describeWebhookStore } from './webhook-store-suite.ts';
 
 export type OpenedStore = {
@@ -288,6 +289,7 @@ export const describePlantStore = (name: string, open: () => Promise<OpenedStore
     });
 
     describeWebhookStore(store);
+    describeRequestStore(store);
 
     describe('health and close', () => {
       it('reports healthy while open', async () => {

@@ -950,37 +950,5 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       const deliveries = (await store().webhooks.listDeliveries(endpoint.id, 1000)) ?? [];
       expect(deliveries.map((delivery) => delivery.plantId).sort((a, b) => (a < b ? -1 : 1))).toStrictEqual(ids);
     });
-
-    it('claims an Idempotency-Key once, keeps its answer, and frees it once expired or stale', async () => {
-      const hooks = store().webhooks;
-      const t = 1_700_000_000_000;
-      const at = (ms: number) => new Date(t + ms);
-      const claim = (key: string, fingerprint: string, ms: number, expired = -1_000_000, stale = -500_000) =>
-        hooks.claimIdempotencyKey({
-          key,
-          fingerprint,
-          at: at(ms),
-          expiredBefore: at(ms + expired),
-          staleBefore: at(ms + stale),
-        });
-      expect(await claim('k1', 'a', 0)).toStrictEqual({ outcome: 'claimed' });
-      expect(await claim('k1', 'a', 1)).toStrictEqual({ outcome: 'running' });
-      expect(await claim('k1', 'b', 1)).toStrictEqual({ outcome: 'mismatch' });
-      await hooks.finishIdempotencyKey('k1', 'a', 201, '{"secret":"whsec_x"}');
-      expect(await claim('k1', 'a', 2)).toStrictEqual({ outcome: 'done', status: 201, body: '{"secret":"whsec_x"}' });
-      // A finished key is not stale: only its expiry frees it.
-      expect(await claim('k1', 'a', 600_000)).toMatchObject({ outcome: 'done' });
-      expect(await claim('k1', 'b', 1_000_001)).toStrictEqual({ outcome: 'claimed' });
-      // An unfinished claim whose process died is claimed again once stale; a released one at once.
-      expect(await claim('k2', 'a', 0)).toStrictEqual({ outcome: 'claimed' });
-      expect(await claim('k2', 'a', 500_001)).toStrictEqual({ outcome: 'claimed' });
-      await hooks.releaseIdempotencyKey('k2', 'a');
-      expect(await claim('k2', 'a', 500_002)).toStrictEqual({ outcome: 'claimed' });
-      // Pruned by the time they were claimed, in batches.
-      expect(await hooks.pruneIdempotencyKeys(at(500_002), 10)).toBe(0);
-      expect(await hooks.pruneIdempotencyKeys(at(1_000_002), 1)).toBe(1);
-      expect(await hooks.pruneIdempotencyKeys(at(2_000_000), 10)).toBe(1);
-      expect(await claim('k1', 'a', 2_000_000)).toStrictEqual({ outcome: 'claimed' });
-    });
   });
 };

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { createPlantClient } from '@org/plant-client';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS, WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { describe, expect, it, vi } from 'vitest';
+import { sealKeptAnswers } from '../http/idempotency-key.ts';
 import { deferCleanups } from '../testing/cleanups.ts';
-import { startTestServer, TEST_TOKEN, type TestAppOptions } from '../testing/test-server.ts';
+import { expectError } from '../testing/expect-error.ts';
+import { makeDataDir, startTestServer, TEST_TOKEN, type TestAppOptions } from '../testing/test-server.ts';
 import { startWebhookReceiver } from '../testing/webhook-receiver.ts';
 import { callApi } from '../testing/webhook-service.ts';
 import { secretBox } from './secret-box.ts';
@@ -174,6 +176,129 @@ describe('Idempotency-Key', () => {
     const secret = Buffer.from(first.body.secret as string);
     const files = readdirSync(server.dataDir).map((name) => readFileSync(join(server.dataDir, name)));
     expect(files.some((file) => file.includes(secret))).toBe(false);
+  });
+
+  it('answers 500 in the Error shape, and lives on, when PLANT_WEBHOOK_SECRETS_KEY changed since the answer was kept', async () => {
+    const dataDir = makeDataDir();
+    const before = await startTestServer(dataDir, {
+      allowPrivateWebhooks: true,
+      webhookSecrets: secretBox(randomBytes(32)),
+    });
+    defer(before.stop);
+    const key = randomUUID();
+    const request = { url: 'http://127.0.0.1:9/a' };
+    expect((await post(before.url, '/webhooks', key, request)).status).toBe(201);
+    await before.stop();
+    // Changed, then removed: neither opens the kept answer.
+    for (const webhookSecrets of [secretBox(randomBytes(32)), undefined]) {
+      const after = await startTestServer(dataDir, {
+        allowPrivateWebhooks: true,
+        ...(webhookSecrets && { webhookSecrets }),
+      });
+      defer(after.cleanup);
+      const retry = await post(after.url, '/webhooks', key, request);
+      expect(retry).toStrictEqual({
+        status: 500,
+        replayed: null,
+        body: { error: 500, message: 'Internal server error.' },
+      });
+      // The process still answers (an unhandled rejection would have ended it, and this test run).
+      expect(await endpoints(after.url)).toBe(1);
+      await after.stop();
+    }
+  });
+
+  it('answers a passing lookup failure 503 with Retry-After and keeps it not; a name that does not exist is kept', async () => {
+    const failures: (string | undefined)[] = ['ETIMEOUT', 'EBUSY', 'ENOTFOUND'];
+    // Fails a lookup with each code in turn, then answers a public address.
+    const webhookHostResolver = async (host: string) => {
+      const code = failures.shift();
+      if (code === undefined) return [{ address: '93.184.215.14', family: 4 as const }];
+      throw Object.assign(new Error(`${host}: ${code}.`), { code });
+    };
+    const { url: base } = await start({ allowPrivateWebhooks: false, webhookHostResolver });
+    const request = { url: 'https://hooks.example.test/a' };
+    const passing = randomUUID();
+    for (const message of [
+      'The name server did not answer for url host hooks.example.test in time; retry later.',
+      'url host hooks.example.test cannot be looked up right now (EBUSY); retry later.',
+    ]) {
+      const answer = await callApi(base, '/webhooks', {
+        method: 'POST',
+        headers: { 'idempotency-key': passing },
+        body: JSON.stringify(request),
+      });
+      expect([
+        answer.status,
+        answer.headers.get('retry-after'),
+        answer.headers.get('idempotent-replayed'),
+      ]).toStrictEqual([503, '1', null]);
+      expect(await answer.json()).toStrictEqual({ error: 503, message });
+    }
+    const missing = randomUUID();
+    const refused = await post(base, '/webhooks', missing, request);
+    expect(refused).toMatchObject({ status: 400, replayed: null });
+    expect(refused.body.message).toBe(
+      'Invalid request body: url host hooks.example.test cannot be resolved (ENOTFOUND).',
+    );
+    // A final answer, kept: the retry gets it again though the name resolves now.
+    expect(await post(base, '/webhooks', missing, request)).toStrictEqual({ ...refused, replayed: 'true' });
+    // The passing failures were not kept: the same key runs the request now.
+    expect(await post(base, '/webhooks', passing, request)).toMatchObject({ status: 201, replayed: null });
+  });
+
+  it('answers 429 with Retry-After to a new key once the principal has its most kept; its kept keys still replay', async () => {
+    const { url: base } = await start({ idempotencyKeysPerPrincipal: 2 });
+    const keys = [randomUUID(), randomUUID()];
+    const first = await post(base, '/webhooks', keys[0] as string, { url: 'http://127.0.0.1:9/a' });
+    await post(base, '/webhooks', keys[1] as string, { url: 'http://127.0.0.1:9/b' });
+    const refused = await callApi(base, '/webhooks', {
+      method: 'POST',
+      headers: { 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/c' }),
+    });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(86_000);
+    expect(await expectError(refused, 429)).toMatch(/^This client has 2 Idempotency-Keys kept/);
+    expect(await post(base, '/webhooks', keys[0] as string, { url: 'http://127.0.0.1:9/a' })).toStrictEqual({
+      ...first,
+      replayed: 'true',
+    });
+    // Without a key the request is not held.
+    expect((await callApi(base, '/webhooks', { method: 'POST', body: '{"url":"http://127.0.0.1:9/c"}' })).status).toBe(
+      201,
+    );
+  });
+
+  it('deletes expired keys as keys are written, with no delivery running', async () => {
+    const server = await start();
+    const old = [randomUUID(), randomUUID()];
+    for (const key of old) await post(server.url, `/webhooks`, key, { url: `http://127.0.0.1:9/${key}` });
+    expect(await server.store.requests.plainKeptAnswers(10)).toHaveLength(2);
+    vi.setSystemTime(Date.now() + IDEMPOTENCY_KEY_TTL_MS + 1_000);
+    try {
+      await post(server.url, '/webhooks', randomUUID(), { url: 'http://127.0.0.1:9/new' });
+      expect(await server.store.requests.plainKeptAnswers(10)).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('seals at start the answers kept before PLANT_WEBHOOK_SECRETS_KEY was set, and replays them', async () => {
+    const dataDir = makeDataDir();
+    const before = await startTestServer(dataDir, { allowPrivateWebhooks: true });
+    defer(before.stop);
+    const key = randomUUID();
+    const first = await post(before.url, '/webhooks', key, { url: 'http://127.0.0.1:9/a' });
+    await before.stop();
+    const secrets = secretBox(randomBytes(32));
+    const after = await startTestServer(dataDir, { allowPrivateWebhooks: true, webhookSecrets: secrets });
+    defer(after.cleanup);
+    expect(await sealKeptAnswers(after.store.requests, secrets)).toBe(1);
+    expect(await after.store.requests.plainKeptAnswers(10)).toStrictEqual([]);
+    expect(await post(after.url, '/webhooks', key, { url: 'http://127.0.0.1:9/a' })).toStrictEqual({
+      ...first,
+      replayed: 'true',
+    });
   });
 
   it('lets the client retry createWebhook after a lost answer: it resolves with the secret the server kept', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHostResolver } from './host-resolver.ts';
-import { guardedLookup, nonPublicCause, refuseTarget } from './target-address.ts';
+import { guardedLookup, LookupUnavailableError, nonPublicCause, refuseTarget } from './target-address.ts';
 
 describe('nonPublicCause', () => {
   it.each([
@@ -137,16 +137,16 @@ describe('refuseTarget', () => {
     expect(await refuseTarget('https://nowhere.example/', failing)).toMatch(/cannot be resolved \(ENOTFOUND\)/);
   });
 
-  it('says the lookup failed when the resolver gives no error code', async () => {
-    const failing = {
-      allowPrivate: false,
-      resolve: async () => {
-        throw new Error('nope');
-      },
-    };
-    expect(await refuseTarget('https://nowhere.example/', failing)).toBe(
-      'url host nowhere.example cannot be resolved (lookup failed).',
-    );
+  it('judges nothing when the lookup fails for a passing reason (time-out, busy, no code): it throws', async () => {
+    for (const code of ['ETIMEOUT', 'EBUSY', 'ESERVFAIL', undefined]) {
+      const failing = {
+        allowPrivate: false,
+        resolve: async () => {
+          throw Object.assign(new Error('nope'), { code });
+        },
+      };
+      await expect(refuseTarget('https://nowhere.example/', failing)).rejects.toThrow(LookupUnavailableError);
+    }
   });
 
   it('refuses a name the system resolver cannot resolve, with its code', async () => {

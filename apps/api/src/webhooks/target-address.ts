@@ -99,9 +99,18 @@ const resolveAll = (host: string): Promise<string[]> => {
 // The stored form of a webhook URL is the contract's rule; the routes take it from here.
 export { normalizeWebhookUrl };
 
+/** Answers of a name server that say the name has no address: the client's to correct. */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA']);
+
+/** A lookup that failed for a passing reason (time-out, busy resolver): the URL was not judged. */
+export class LookupUnavailableError extends Error {
+  override readonly name = 'LookupUnavailableError';
+}
+
 /**
  * Why `text` may not be a webhook URL (a sentence for a 400 answer), or undefined when it may.
- * Checks the form, the scheme, credentials, and every address the host resolves to now.
+ * Checks the form, the scheme, credentials, and every address the host resolves to now; throws a
+ * LookupUnavailableError when the host cannot be looked up now.
  */
 export const refuseTarget = async (text: string, policy: TargetPolicy): Promise<string | undefined> => {
   const normalized = normalizeWebhookUrl(text);
@@ -122,8 +131,14 @@ export const refuseTarget = async (text: string, policy: TargetPolicy): Promise<
     addresses = await (policy.resolve ?? resolveAll)(host);
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
-    if (code === 'ETIMEOUT') return `url host ${host} cannot be resolved (its name server did not answer in time).`;
-    return `url host ${host} cannot be resolved (${code ?? 'lookup failed'}).`;
+    if (code !== undefined && NO_SUCH_NAME.has(code)) return `url host ${host} cannot be resolved (${code}).`;
+    // A time-out, a busy resolver, a failing name server: the same request may pass in a moment, so
+    // it is not the client's mistake (and an Idempotency-Key must not keep it as the answer).
+    throw new LookupUnavailableError(
+      code === 'ETIMEOUT'
+        ? `The name server did not answer for url host ${host} in time; retry later.`
+        : `url host ${host} cannot be looked up right now (${code ?? 'lookup failed'}); retry later.`,
+    );
   }
   for (const address of addresses) {
     const cause = nonPublicCause(address);

@@ -1,17 +1,49 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { verifyPlantWebhookEvent } from '@org/plant-client/webhooks';
 import { WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { type AppOptions, createApp } from '../app.ts';
+import { staticTokens } from '../auth/authenticator.ts';
+import { TEAM_SCOPES } from '../auth/token-entries.ts';
+import { hashToken } from '../auth/token-hash.ts';
+import type { PlantStore } from '../store/plant-store.ts';
 import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { expectError } from '../testing/expect-error.ts';
-import { SCOPED_TEST_TOKEN, startTestServer, type TestAppOptions } from '../testing/test-server.ts';
+import { SCOPED_TEST_TOKEN, startTestServer, TEST_TOKEN, type TestAppOptions } from '../testing/test-server.ts';
 import { callApi, listDeliveries, registerEndpoint } from '../testing/webhook-service.ts';
 import type { HostAddress } from './host-resolver.ts';
 import { secretBox } from './secret-box.ts';
 import { createWebhookTester } from './webhook-tester.ts';
 
 const defer = deferCleanups();
+
+/** Two principals' static tokens, for the replicas below. */
+const REPLICA_TOKENS = ['replica-token-a-0123456789abcdef', 'replica-token-b-0123456789abcdef'] as const;
+
+/**
+ * Another replica of the service on the same store: an app of its own (its own tester, limits and
+ * memory), answering TEST_TOKEN as the test server does and two principals of its own.
+ */
+const replica = async (store: PlantStore, options: Partial<AppOptions> = {}): Promise<string> => {
+  const authenticate = staticTokens([
+    { hash: hashToken(TEST_TOKEN) },
+    ...REPLICA_TOKENS.map((token, n) => ({
+      hash: hashToken(token),
+      principal: { name: `replica-${n}`, scopes: TEAM_SCOPES },
+    })),
+  ]);
+  const app = createApp({ allowPrivateWebhooks: true, ...options, store, authenticate });
+  const server = createServer(app).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  defer(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
 
 const start = async (options: TestAppOptions = {}) => {
   const server = await startTestServer(undefined, { allowPrivateWebhooks: true, ...options });
@@ -218,6 +250,70 @@ describe('POST /webhooks/{id}/test', () => {
     await expectError(refused, 429, new RegExp(`${endpoint.id}.*retry after \\d+ s`));
     expect(receiver.received).toHaveLength(WEBHOOK_TESTS_PER_MINUTE);
     expect((await sendTest(base, other.id)).status).toBe(200);
+  });
+
+  it(`keeps a URL's ${WEBHOOK_TESTS_PER_MINUTE} tests a minute across deleting its endpoint and registering it again`, async () => {
+    const base = await start();
+    const receiver = await deferredReceiver(defer);
+    const endpoint = await registerEndpoint(base, receiver.url);
+    for (let test = 0; test < WEBHOOK_TESTS_PER_MINUTE; test += 1) {
+      expect((await sendTest(base, endpoint.id)).status).toBe(200);
+    }
+    expect((await callApi(base, `/webhooks/${endpoint.id}`, { method: 'DELETE' })).status).toBe(204);
+    const again = await registerEndpoint(base, receiver.url);
+
+    const refused = await sendTest(base, again.id);
+
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    await expectError(refused, 429, new RegExp(`${again.id}.*retry after \\d+ s`));
+    expect(receiver.received).toHaveLength(WEBHOOK_TESTS_PER_MINUTE);
+  });
+
+  it("counts a principal's tests of an endpoint across replicas, the limit a minute in all", async () => {
+    const server = await startTestServer(undefined, { allowPrivateWebhooks: true });
+    defer(server.cleanup);
+    const other = await replica(server.store);
+    const receiver = await deferredReceiver(defer);
+    const endpoint = await registerEndpoint(server.url, receiver.url);
+    for (let test = 0; test < WEBHOOK_TESTS_PER_MINUTE; test += 1) {
+      const base = test % 2 === 0 ? server.url : other;
+      expect((await sendTest(base, endpoint.id)).status).toBe(200);
+    }
+    for (const base of [server.url, other]) await expectError(await sendTest(base, endpoint.id), 429, /retry after/);
+    expect(receiver.received).toHaveLength(WEBHOOK_TESTS_PER_MINUTE);
+  });
+
+  it("answers 429 to a principal with its most tests in flight, while another principal's test goes", async () => {
+    const server = await startTestServer(undefined, { allowPrivateWebhooks: true });
+    defer(server.cleanup);
+    const tester = createWebhookTester({ timeoutMs: 10_000, allowPrivate: true, maxInFlightPerPrincipal: 1 });
+    defer(async () => tester.close());
+    const base = await replica(server.store, { webhookTester: tester });
+    const receiver = await deferredReceiver(defer);
+    receiver.answer((_request, index) => (index === 0 ? 'hold' : { status: 200 }));
+    const first = await registerEndpoint(base, receiver.url, { token: REPLICA_TOKENS[0] });
+    const second = await registerEndpoint(base, `${receiver.url}/second`, { token: REPLICA_TOKENS[0] });
+    const others = await registerEndpoint(base, `${receiver.url}/others`, { token: REPLICA_TOKENS[1] });
+
+    const held = callApi(base, `/webhooks/${first.id}/test`, { method: 'POST', body: '{}' }, REPLICA_TOKENS[0]);
+    await receiver.waitFor(1);
+    const refused = await callApi(
+      base,
+      `/webhooks/${second.id}/test`,
+      { method: 'POST', body: '{}' },
+      REPLICA_TOKENS[0],
+    );
+    expect(refused.headers.get('retry-after')).toBe('10');
+    await expectError(refused, 429, /This client has 1 test deliveries in flight/);
+    const another = await callApi(
+      base,
+      `/webhooks/${others.id}/test`,
+      { method: 'POST', body: '{}' },
+      REPLICA_TOKENS[1],
+    );
+    expect(await testResult(another)).toMatchObject({ delivered: true });
+    receiver.release();
+    expect(await testResult(await held)).toMatchObject({ delivered: true });
   });
 
   it('answers 503 with Retry-After once the process has its most tests in flight, and serves the next after', async () => {

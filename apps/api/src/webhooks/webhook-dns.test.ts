@@ -20,7 +20,7 @@ const silentResolver = async (timeoutMs: number) => {
 };
 
 describe('webhook hosts whose name server never answers', () => {
-  it('refuses to register one once the lookup times out, saying why', async () => {
+  it('answers 503 with Retry-After to a registration once the lookup times out, saying why', async () => {
     const { server, resolver } = await silentResolver(300);
     const service = await startTestServer(makeDataDir(), { webhookHostResolver: resolver });
     defer(service.cleanup);
@@ -28,8 +28,9 @@ describe('webhook hosts whose name server never answers', () => {
       method: 'POST',
       body: JSON.stringify({ url: 'https://hang.example.test/hook' }),
     });
-    expect(await expectError(answer, 400)).toBe(
-      'Invalid request body: url host hang.example.test cannot be resolved (its name server did not answer in time).',
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(await expectError(answer, 503)).toBe(
+      'The name server did not answer for url host hang.example.test in time; retry later.',
     );
     expect(server.queries).toBeGreaterThan(0);
   });

@@ -1,4 +1,3 @@
-import { IDEMPOTENCY_KEY_TTL_MS } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from '../clock.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
@@ -21,10 +20,10 @@ const inBatches = async (batch: () => Promise<number>, stopped: () => boolean): 
 };
 
 /**
- * Deletes deliveries finished (delivered or failed) longer ago than `retentionMs`, and the answers
- * kept for Idempotency-Keys past their 24 hours, at start and then every min(retention, 1 h), in
- * batches of PRUNE_BATCH, so that the outbox and the keys stay bounded under steady load. Replicas
- * on one PostgreSQL database may all run it: their batches skip each other's.
+ * Deletes deliveries finished (delivered or failed) longer ago than `retentionMs`, at start and then
+ * every min(retention, 1 h), in batches of PRUNE_BATCH, so that the outbox stays bounded under
+ * steady load. Replicas on one PostgreSQL database may all run it: their batches skip each other's.
+ * (Idempotency-Keys prune themselves as they are claimed, on every replica: see request-store.ts.)
  */
 export const startWebhookRetention = ({
   store,
@@ -45,25 +44,17 @@ export const startWebhookRetention = ({
   const prune = async () => {
     const now = clock.now();
     const before = new Date(now - retentionMs);
-    const keysBefore = new Date(now - IDEMPOTENCY_KEY_TTL_MS);
     let deleted = 0;
-    let keys = 0;
     try {
       deleted = await inBatches(
         () => store.pruneFinished(before, PRUNE_BATCH),
         () => stopped,
       );
-      keys = await inBatches(
-        () => store.pruneIdempotencyKeys(keysBefore, PRUNE_BATCH),
-        () => stopped,
-      );
     } catch (error) {
       // The next check tries again; nothing is lost by waiting.
-      if (!stopped)
-        logger.warn({ err: error }, 'could not delete webhook deliveries or idempotency keys past their retention');
+      if (!stopped) logger.warn({ err: error }, 'could not delete webhook deliveries past their retention');
     }
     if (deleted > 0) logger.info({ deleted, retentionMs }, 'deleted webhook deliveries past their retention');
-    if (keys > 0) logger.info({ deleted: keys }, 'deleted idempotency keys past their 24 hours');
   };
 
   const schedule = (delayMs: number) => {

@@ -2,13 +2,11 @@ import { randomBytes } from 'node:crypto';
 import {
   stringifyExactJson,
   WEBHOOK_TEST_ID_PREFIX,
-  WEBHOOK_TESTS_PER_MINUTE,
   type WebhookEventType,
   type WebhookTestResult,
   webhookTestBody,
   webhookTestOutcome,
 } from '@org/plant-contract';
-import { RateLimiter } from '../auth/rate-limiter.ts';
 import type { SigningSecrets, StoredEndpoint } from '../store/webhook-store.ts';
 import { createHostResolver, type HostResolver } from './host-resolver.ts';
 import { createAgents, postWebhook } from './post-webhook.ts';
@@ -21,6 +19,12 @@ import { secretKey, signedHeaders } from './signature.ts';
  */
 export const WEBHOOK_TESTS_IN_FLIGHT = 32;
 
+/**
+ * Test deliveries in flight at once for one principal, at most: a team whose receivers hang holds
+ * this many of the process's slots, and leaves the others to everyone else.
+ */
+export const WEBHOOK_TESTS_IN_FLIGHT_PER_PRINCIPAL = 4;
+
 export type WebhookTesterOptions = {
   /** PLANT_WEBHOOK_TIMEOUT_MS: as long as a real attempt may take. */
   timeoutMs: number;
@@ -32,21 +36,24 @@ export type WebhookTesterOptions = {
   secrets?: SecretBox;
   /** Tests in flight at most; default WEBHOOK_TESTS_IN_FLIGHT. */
   maxInFlight?: number;
-  /** Tests per endpoint a minute; default WEBHOOK_TESTS_PER_MINUTE. */
-  perMinute?: number;
+  /** Tests in flight at most per principal; default WEBHOOK_TESTS_IN_FLIGHT_PER_PRINCIPAL. */
+  maxInFlightPerPrincipal?: number;
 };
 
 /** Whether a test may start now: its release, or how long to wait and why not. */
 export type TestAdmission =
   | { outcome: 'admitted'; release: () => void }
-  /** The endpoint had its tests this minute. */
-  | { outcome: 'rate-limited'; retryAfterSeconds: number }
-  /** The process has WEBHOOK_TESTS_IN_FLIGHT tests in flight. */
+  /** The principal has its most tests in flight. */
+  | { outcome: 'principal-busy'; retryAfterSeconds: number; most: number }
+  /** The process has its most tests in flight. */
   | { outcome: 'busy'; retryAfterSeconds: number };
 
 export type WebhookTester = {
-  /** Takes one of the endpoint's tests and a slot in flight, or says why not; `release` gives the slot back. */
-  admit(endpointId: string): TestAdmission;
+  /**
+   * Takes a slot in flight for `principal` (see `clientKey`), or says why not; `release` gives it
+   * back. How many tests an endpoint may have a minute is the store's to say (RequestStore).
+   */
+  admit(principal: string): TestAdmission;
   /** Sends one signed test event of `type` to the endpoint and answers what came of it. */
   send(endpoint: StoredEndpoint, stored: SigningSecrets, type: WebhookEventType): Promise<WebhookTestResult>;
   /** Cuts off the tests in flight and closes their connections: at shutdown. */
@@ -57,8 +64,8 @@ export type WebhookTester = {
  * Test deliveries (POST /webhooks/{id}/test): one signed event now, outside the outbox and its
  * retries, through the address guard, host resolver and timeout of real deliveries but on agents
  * of its own, since the process that answers requests may not deliver (PLANT_WEBHOOK_DELIVERY=false).
- * Limited per endpoint (a receiver is not a target to flood through the service) and bounded in
- * flight per process.
+ * Bounded in flight per principal and per process; the limit per endpoint (a receiver is not a
+ * target to flood through the service) is kept in the store, across replicas.
  */
 export const createWebhookTester = ({
   timeoutMs,
@@ -66,21 +73,24 @@ export const createWebhookTester = ({
   resolver = createHostResolver(),
   secrets = plainSecrets,
   maxInFlight = WEBHOOK_TESTS_IN_FLIGHT,
-  perMinute = WEBHOOK_TESTS_PER_MINUTE,
+  maxInFlightPerPrincipal = WEBHOOK_TESTS_IN_FLIGHT_PER_PRINCIPAL,
 }: WebhookTesterOptions): WebhookTester => {
   const agents = createAgents({ allowPrivate, maxSockets: maxInFlight, resolver });
-  const perEndpoint = new RateLimiter({ perSecond: perMinute / 60, burst: perMinute });
   // A slot frees once a test ends, at the latest after the timeout.
   const busyRetryAfter = Math.max(1, Math.ceil(timeoutMs / 1000));
   let inFlight = 0;
+  /** Tests in flight per principal; a principal with none has no entry. */
+  const byPrincipal = new Map<string, number>();
 
   return {
-    admit(endpointId) {
-      // Refused for the process's sake before the endpoint's budget is spent.
+    admit(principal) {
+      const own = byPrincipal.get(principal) ?? 0;
+      if (own >= maxInFlightPerPrincipal) {
+        return { outcome: 'principal-busy', retryAfterSeconds: busyRetryAfter, most: maxInFlightPerPrincipal };
+      }
       if (inFlight >= maxInFlight) return { outcome: 'busy', retryAfterSeconds: busyRetryAfter };
-      const wait = perEndpoint.take(endpointId);
-      if (wait > 0) return { outcome: 'rate-limited', retryAfterSeconds: wait };
       inFlight += 1;
+      byPrincipal.set(principal, own + 1);
       let released = false;
       return {
         outcome: 'admitted',
@@ -88,6 +98,9 @@ export const createWebhookTester = ({
           if (released) return;
           released = true;
           inFlight -= 1;
+          const left = (byPrincipal.get(principal) ?? 1) - 1;
+          if (left > 0) byPrincipal.set(principal, left);
+          else byPrincipal.delete(principal);
         },
       };
     },

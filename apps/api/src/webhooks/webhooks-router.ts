@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   contract,
   DELIVERIES_LIMIT_DEFAULT,
@@ -6,6 +6,7 @@ import {
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
+  WEBHOOK_TESTS_PER_MINUTE,
   webhookTestsLimited,
 } from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
@@ -13,13 +14,20 @@ import type { Principal } from '../auth/authenticator.ts';
 import { clientKey, principalOf } from '../auth/bearer-auth.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
+import { HttpError } from '../http/http-error.ts';
 import { idempotencyKey } from '../http/idempotency-key.ts';
 import { jsonBody, optionalJsonBody } from '../http/json-body.ts';
-import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES, endpointBytes } from '../store/row-bytes.ts';
-import type { StoredDelivery, StoredEndpoint, WebhookStore } from '../store/webhook-store.ts';
+import type { RequestStore } from '../store/request-store.ts';
+import { DELIVERY_ROW_BYTES, endpointBytes } from '../store/row-bytes.ts';
+import {
+  parseDeliveryId,
+  type StoredDelivery,
+  type StoredEndpoint,
+  type WebhookStore,
+} from '../store/webhook-store.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { newSecret } from './signature.ts';
-import { normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
+import { LookupUnavailableError, normalizeWebhookUrl, refuseTarget, type TargetPolicy } from './target-address.ts';
 import type { WebhookTester } from './webhook-tester.ts';
 
 export type WebhooksRouterOptions = TargetPolicy & {
@@ -34,6 +42,10 @@ export type WebhooksRouterOptions = TargetPolicy & {
   tester: WebhookTester;
   /** Most endpoints of all principals together (PLANT_WEBHOOK_ENDPOINTS_MAX); each principal has WEBHOOK_ENDPOINTS_MAX. */
   endpointsMax?: number | undefined;
+  /** Keeps the Idempotency-Keys' answers and the test deliveries' windows. */
+  requests: RequestStore;
+  /** See `idempotencyKey`. */
+  idempotencyKeysPerPrincipal?: number | undefined;
 };
 
 /**
@@ -101,14 +113,34 @@ const mayManage = (endpoint: StoredEndpoint, principal: Principal): boolean =>
 const answered = (endpoint: StoredEndpoint, principal: Principal) =>
   toWebhookEndpoint(endpoint, { showOwner: principal.admin });
 
+/**
+ * The next page of deliveries as a relative reference (`?limit=…&before=…`), which resolves against
+ * the request's own URL, as the plants' does.
+ */
+const nextDeliveriesLink = (limit: number, before: string): string =>
+  `<?${new URLSearchParams({ limit: String(limit), before })}>; rel="next"`;
+
+/** The key of the test deliveries' window of a principal and a URL, digested. */
+const testWindowKey = (principal: string, url: string): string =>
+  createHash('sha256').update(`${principal}\0${url}`).digest('hex');
+
 /** `ep_` and 32 hex digits. */
 const newEndpointId = (): string => `ep_${randomBytes(16).toString('hex')}`;
 
-/** The URL as stored, or why it may not be a webhook URL. */
+/**
+ * The URL as stored, or why it may not be a webhook URL; a host that cannot be looked up now is
+ * 503 with Retry-After, a passing failure that an Idempotency-Key does not keep.
+ */
 const checkedUrl = async (text: string, policy: TargetPolicy): Promise<{ url: string } | { refusal: string }> => {
   const normalized = normalizeWebhookUrl(text);
   if ('refusal' in normalized) return normalized;
-  const refusal = await refuseTarget(normalized.url, policy);
+  let refusal: string | undefined;
+  try {
+    refusal = await refuseTarget(normalized.url, policy);
+  } catch (error) {
+    if (error instanceof LookupUnavailableError) throw new HttpError(503, error.message, { 'Retry-After': '1' });
+    throw error;
+  }
   return refusal === undefined ? normalized : { refusal };
 };
 
@@ -136,10 +168,16 @@ export const createWebhooksRouter = (
     answers = answerBudget(),
     tester,
     endpointsMax = CONFIG_DEFAULTS.webhooks.endpointsMax,
+    requests,
+    idempotencyKeysPerPrincipal,
     ...policy
   }: WebhooksRouterOptions,
 ) => {
-  const keyed = idempotencyKey({ store, secrets });
+  const keyed = idempotencyKey({
+    store: requests,
+    secrets,
+    ...(idempotencyKeysPerPrincipal !== undefined && { maxPerPrincipal: idempotencyKeysPerPrincipal }),
+  });
   /**
    * The endpoint `id` when the caller may manage it, else undefined: another principal's endpoint
    * is answered exactly as one that does not exist, after the same one read.
@@ -187,10 +225,15 @@ export const createWebhooksRouter = (
 
     listWebhooks: async ({ req, res }) => {
       const principal = principalOf(res);
-      // URLs and descriptions are clients' text: up to 2.5 MiB for every endpoint.
-      const reservation = answers.reserve(res, ENDPOINTS_BYTES, clientKey(req, res));
+      // Reserved for what the store holds, not for the most it could: the read itself is bounded by
+      // the store (the SQLite thread's large batches, the PostgreSQL pool); what the budget bounds is
+      // what answers hold while slow readers take them.
       const endpoints = await store.listEndpoints(principal.admin ? undefined : principal.key);
-      reservation.shrink(endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0));
+      answers.reserve(
+        res,
+        endpoints.reduce((bytes, endpoint) => bytes + endpointBytes(endpoint), 0),
+        clientKey(req, res),
+      );
       return { status: 200, body: endpoints.map((endpoint) => answered(endpoint, principal)) };
     },
 
@@ -208,11 +251,19 @@ export const createWebhooksRouter = (
     listWebhookDeliveries: async ({ params, query, req, res }) => {
       if (!(await managed(params.id, principalOf(res)))) return notFound(params.id);
       const limit = query.limit ?? DELIVERIES_LIMIT_DEFAULT;
-      // Deliveries hold no client text: a row's size is the service's, so `limit` bounds the bytes.
-      const reservation = answers.reserve(res, limit * DELIVERY_ROW_BYTES, clientKey(req, res));
-      const deliveries = await store.listDeliveries(params.id, limit);
-      reservation.shrink((deliveries?.length ?? 0) * DELIVERY_ROW_BYTES);
-      return deliveries ? { status: 200, body: deliveries.map(toDelivery) } : notFound(params.id);
+      const before = query.before === undefined ? undefined : parseDeliveryId(query.before)?.seq;
+      if (query.before !== undefined && before === undefined) {
+        return { status: 400, body: { error: 400, message: 'Invalid query parameters: before is beyond int64.' } };
+      }
+      // One extra row tells whether a next page exists, so no empty last page is announced.
+      const deliveries = await store.listDeliveries(params.id, limit + 1, before);
+      if (deliveries === undefined) return notFound(params.id);
+      const page = deliveries.slice(0, limit);
+      // As for endpoints: reserved for the deliveries read (a row's size is the service's).
+      answers.reserve(res, page.length * DELIVERY_ROW_BYTES, clientKey(req, res));
+      const last = page.at(-1);
+      if (deliveries.length > limit && last) res.setHeader('Link', nextDeliveriesLink(limit, last.id));
+      return { status: 200, body: page.map(toDelivery) };
     },
     updateWebhook: {
       middleware: jsonBody(bodyLimit),
@@ -260,21 +311,35 @@ export const createWebhooksRouter = (
     },
     testWebhook: {
       middleware: [...optionalJsonBody(bodyLimit), keyed],
-      handler: async ({ params, body, res }) => {
+      handler: async ({ params, body, req, res }) => {
         const endpoint = await managed(params.id, principalOf(res));
         if (endpoint === undefined) return notFound(params.id);
-        const admission = tester.admit(endpoint.id);
+        const principal = clientKey(req, res);
+        const admission = tester.admit(principal);
         if (admission.outcome !== 'admitted') {
-          res.setHeader('Retry-After', String(admission.retryAfterSeconds));
-          const busy = `Too many test deliveries are in flight; retry after ${admission.retryAfterSeconds} s.`;
-          return admission.outcome === 'busy'
-            ? { status: 503, body: { error: 503, message: busy } }
-            : {
-                status: 429,
-                body: { error: 429, message: webhookTestsLimited(endpoint.id, admission.retryAfterSeconds) },
-              };
+          const wait = admission.retryAfterSeconds;
+          res.setHeader('Retry-After', String(wait));
+          if (admission.outcome === 'principal-busy') {
+            const message = `This client has ${admission.most} test deliveries in flight, its most; retry after ${wait} s.`;
+            return { status: 429, body: { error: 429, message } };
+          }
+          const message = `Too many test deliveries are in flight; retry after ${wait} s.`;
+          return { status: 503, body: { error: 503, message } };
         }
         try {
+          // Per principal and URL, in the store: it holds across replicas, and across deleting the
+          // endpoint and registering the URL again.
+          const window = await requests.takeWebhookTest(
+            testWindowKey(principal, endpoint.url),
+            new Date(),
+            WEBHOOK_TESTS_PER_MINUTE,
+            60_000,
+          );
+          if (window.outcome === 'limited') {
+            const seconds = Math.max(1, Math.ceil(window.retryInMs / 1000));
+            res.setHeader('Retry-After', String(seconds));
+            return { status: 429, body: { error: 429, message: webhookTestsLimited(endpoint.id, seconds) } };
+          }
           const secrets = await store.signingSecrets(endpoint.id);
           // Deleted meanwhile.
           if (secrets === undefined) return notFound(params.id);

@@ -233,8 +233,12 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
   let deliveries: StoredDelivery[] = [];
   const faults = new Faults();
   const idempotencyKeys = new IdempotencyKeys(now);
-  /** Each endpoint's test budget, a token bucket as the service keeps it: WEBHOOK_TESTS_PER_MINUTE, refilled evenly. */
-  const testBudgets = new Map<string, { tokens: number; at: number }>();
+  /**
+   * The test deliveries' windows by endpoint URL, as the service keeps them (it keys them by the
+   * principal too): WEBHOOK_TESTS_PER_MINUTE from a window's first test for a minute, across deleting
+   * the endpoint and registering its URL again.
+   */
+  const testWindows = new Map<string, { startedAt: number; tests: number }>();
   const instance = hex(8);
   let deliverySeq = 0;
 
@@ -314,16 +318,17 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     ...endpoint.previous.filter(({ until }) => until > now()).map(({ secret }) => secret),
   ];
 
-  /** Spends one of the endpoint's tests; answers the seconds to wait when none is left (0 when spent). */
-  const takeTest = (endpointId: string): number => {
+  /** Takes one test of a principal's window for a URL; answers the seconds to wait when it is full (0 when taken). */
+  const takeTest = (key: string): number => {
     const at = now().getTime();
-    const perMs = WEBHOOK_TESTS_PER_MINUTE / 60_000;
-    const budget = testBudgets.get(endpointId) ?? { tokens: WEBHOOK_TESTS_PER_MINUTE, at };
-    budget.tokens = Math.min(WEBHOOK_TESTS_PER_MINUTE, budget.tokens + (at - budget.at) * perMs);
-    budget.at = at;
-    testBudgets.set(endpointId, budget);
-    if (budget.tokens < 1) return Math.ceil((1 - budget.tokens) / perMs / 1000);
-    budget.tokens -= 1;
+    const window = testWindows.get(key);
+    if (window === undefined || window.startedAt <= at - 60_000) {
+      testWindows.set(key, { startedAt: at, tests: 1 });
+      return 0;
+    }
+    if (window.tests >= WEBHOOK_TESTS_PER_MINUTE)
+      return Math.max(1, Math.ceil((window.startedAt + 60_000 - at) / 1000));
+    window.tests += 1;
     return 0;
   };
 
@@ -466,7 +471,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const { id } = parsed(contract.testWebhook.pathParams, params, 'path parameters');
       const request = parsed(contract.testWebhook.body, body, 'request body');
       const endpoint = endpointOf(id, principal);
-      const wait = takeTest(id);
+      const wait = takeTest(`${principal.key}\0${endpoint.url}`);
       if (wait > 0) return errorAnswer(429, webhookTestsLimited(id, wait), { 'retry-after': String(wait) });
       const eventType = request?.eventType ?? endpoint.eventTypes[0] ?? 'newPlant';
       const webhookId = `${WEBHOOK_TEST_ID_PREFIX}${hex(16)}`;
@@ -501,14 +506,26 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     },
     listWebhookDeliveries: async ({ params, query, principal }) => {
       const { id } = parsed(contract.listWebhookDeliveries.pathParams, params, 'path parameters');
-      const { limit = DELIVERIES_LIMIT_DEFAULT } = parsed(
+      const { limit = DELIVERIES_LIMIT_DEFAULT, before } = parsed(
         contract.listWebhookDeliveries.query,
         query,
         'query parameters',
       );
       endpointOf(id, principal);
-      const own = deliveries.filter((delivery) => delivery.endpointId === id).slice(0, limit);
-      return { status: 200, body: own.map(toDelivery) };
+      // Newest first, as the service pages them: after the delivery `before` names, by its sequence.
+      const beforeSeq = before === undefined ? undefined : BigInt(before.slice(before.lastIndexOf('_') + 1));
+      const own = deliveries.filter(
+        (delivery) =>
+          delivery.endpointId === id &&
+          (beforeSeq === undefined || BigInt(delivery.id.slice(delivery.id.lastIndexOf('_') + 1)) < beforeSeq),
+      );
+      const page = own.slice(0, limit);
+      const last = page.at(-1);
+      const headers: Record<string, string> =
+        own.length > limit && last !== undefined
+          ? { link: `<?${new URLSearchParams({ limit: String(limit), before: last.id })}>; rel="next"` }
+          : {};
+      return { status: 200, headers, body: page.map(toDelivery) };
     },
   };
 
@@ -541,7 +558,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
    * Runs a route that takes an Idempotency-Key as the service does (its http/idempotency-key.ts):
    * the first answer to a principal's key is kept and replayed, with Idempotent-Replayed: true, to
    * the same request; the same key with another route or body answers 422, and one that comes while
-   * the first still runs 409. A 5xx or a 429 is not kept.
+   * the first still runs 409. Only final answers are kept: not a 5xx, a 429 or a 408.
    */
   const keyed = async (
     name: RouteName,
@@ -575,7 +592,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       }
       answer = errorAnswer(error.status, error.message, error.headers);
     }
-    if (answer.status >= 500 || answer.status === 429) idempotencyKeys.release(key);
+    if (answer.status >= 500 || answer.status === 429 || answer.status === 408) idempotencyKeys.release(key);
     else idempotencyKeys.finish(key, { status: answer.status, body: answer.body });
     return answer;
   };
@@ -602,7 +619,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     sorted = undefined;
     endpoints.clear();
     deliveries = [];
-    testBudgets.clear();
+    testWindows.clear();
     idempotencyKeys.clear();
     faults.clear();
     seed(options.plants ?? []);

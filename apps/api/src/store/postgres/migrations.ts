@@ -122,6 +122,15 @@ export const postgresMigrations: readonly string[] = [
    SET previous_secrets = jsonb_build_array(
      jsonb_build_array(previous_secret, extract(epoch FROM previous_secret_until)::float8 * 1000))
    WHERE previous_secret IS NOT NULL AND previous_secret_until IS NOT NULL`,
+  // Requests kept per principal: see the same migration in sqlite/migrations.ts.
+  `ALTER TABLE idempotency_keys ADD COLUMN principal text NOT NULL DEFAULT '';
+   CREATE INDEX idempotency_keys_principal ON idempotency_keys (principal, created_at);
+   CREATE TABLE webhook_test_windows (
+     key        text PRIMARY KEY,
+     started_at timestamptz NOT NULL,
+     tests      integer NOT NULL
+   );
+   CREATE INDEX webhook_test_windows_started ON webhook_test_windows (started_at)`,
 ];
 
 /**

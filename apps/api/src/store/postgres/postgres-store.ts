@@ -11,6 +11,7 @@ import {
 } from '../plant-store.ts';
 import { currentDeadline, DeadlineExceededError, deadlinePool, type Queryable, withDeadline } from './deadline-pool.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './migrations.ts';
+import { PostgresRequestStore } from './requests.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
 
 export { SchemaTooNewError };
@@ -217,6 +218,7 @@ export class PostgresPlantStore implements PlantStore {
   #closed = false;
   #closing: Promise<void> | undefined;
   readonly webhooks: PostgresWebhookStore;
+  readonly requests: PostgresRequestStore;
 
   private constructor(pool: pg.Pool, options: PostgresStoreOptions) {
     this.#pool = pool;
@@ -225,6 +227,7 @@ export class PostgresPlantStore implements PlantStore {
     this.#maxPending = options.maxPending ?? Number.POSITIVE_INFINITY;
     this.#tracing = options.tracing;
     this.webhooks = new PostgresWebhookStore(this.#db, (operation) => this.#run(operation));
+    this.requests = new PostgresRequestStore(this.#db, (operation) => this.#run(operation));
   }
 
   /**

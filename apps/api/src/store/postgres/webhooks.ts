@@ -7,6 +7,7 @@ import {
   type EndpointRow,
   FAN_OUT_PER_CLAIMED,
   FAN_OUT_ROWS,
+  LAST_SEQ,
   registeredEndpoint,
   storedEventTypes,
   toDelivery,
@@ -24,8 +25,6 @@ import {
   type EndpointCaps,
   type EndpointChanges,
   type EndpointSecrets,
-  type IdempotencyClaim,
-  type IdempotencyKeyClaim,
   type NewStoredEndpoint,
   type PayloadFormat,
   parseDeliveryId,
@@ -166,7 +165,7 @@ const sql = {
   listDeliveries: `SELECT 'msg_' || s.instance || '_' || d.seq AS id, d.endpoint_id, d.plant_id, d.status, d.attempts,
                           d.last_status, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
                    FROM webhook_deliveries d CROSS JOIN webhook_settings s
-                   WHERE d.endpoint_id = $1 ORDER BY d.seq DESC LIMIT $2`,
+                   WHERE d.endpoint_id = $1 AND d.seq < $3 ORDER BY d.seq DESC LIMIT $2`,
   // Takes turns across endpoints: each enabled endpoint's due deliveries in order, up to its room
   // (as listed in $5/$6, else $4), ranked so that every endpoint's first
   // comes before any endpoint's second. SKIP LOCKED: replicas claiming at once each take different
@@ -260,18 +259,6 @@ const sql = {
                    SELECT seq FROM recorded`,
   disableEndpoint: `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2
                     WHERE id = $1 AND enabled AND ($3::timestamptz IS NULL OR failing_since <= $3)`,
-  idempotencyExpire:
-    'DELETE FROM idempotency_keys WHERE key = $1 AND (created_at < $2 OR (status IS NULL AND created_at < $3))',
-  idempotencyClaim: `INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES ($1, $2, $3)
-                     ON CONFLICT DO NOTHING`,
-  idempotencyGet: 'SELECT fingerprint, status, body FROM idempotency_keys WHERE key = $1',
-  idempotencyFinish:
-    'UPDATE idempotency_keys SET status = $3, body = $4 WHERE key = $1 AND fingerprint = $2 AND status IS NULL',
-  idempotencyRelease: 'DELETE FROM idempotency_keys WHERE key = $1 AND fingerprint = $2 AND status IS NULL',
-  pruneIdempotencyKeys: `DELETE FROM idempotency_keys WHERE key IN (
-                           SELECT key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2
-                           FOR UPDATE SKIP LOCKED
-                         )`,
   // SKIP LOCKED: replicas pruning at once delete different rows instead of waiting for each other.
   pruneFinished: `DELETE FROM webhook_deliveries WHERE seq IN (
                     SELECT seq FROM webhook_deliveries WHERE finished_at < $1 ORDER BY finished_at LIMIT $2
@@ -489,13 +476,13 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  listDeliveries(endpointId: string, limit: number): Promise<StoredDelivery[] | undefined> {
+  listDeliveries(endpointId: string, limit: number, before = LAST_SEQ): Promise<StoredDelivery[] | undefined> {
     return this.#run(async () => {
       // Listing answers every announcement made before it.
       await this.#fanOutAnnounced();
       const [endpoint, deliveries] = await Promise.all([
         this.#pool.query(sql.getEndpoint, [endpointId]),
-        this.#pool.query<DeliveryRow>(sql.listDeliveries, [endpointId, limit]),
+        this.#pool.query<DeliveryRow>(sql.listDeliveries, [endpointId, limit, String(before)]),
       ]);
       return endpoint.rowCount === 0 ? undefined : deliveries.rows.map(toDelivery);
     });
@@ -582,46 +569,6 @@ export class PostgresWebhookStore implements WebhookStore {
 
   pruneFinished(before: Date, limit: number): Promise<number> {
     return this.#run(async () => (await this.#pool.query(sql.pruneFinished, [before, limit])).rowCount ?? 0);
-  }
-
-  claimIdempotencyKey({
-    key,
-    fingerprint,
-    at,
-    expiredBefore,
-    staleBefore,
-  }: IdempotencyKeyClaim): Promise<IdempotencyClaim> {
-    return this.#run(async () => {
-      await this.#pool.query(sql.idempotencyExpire, [key, expiredBefore, staleBefore]);
-      const claimed = await this.#pool.query(sql.idempotencyClaim, [key, fingerprint, at]);
-      if (claimed.rowCount === 1) return { outcome: 'claimed' };
-      const { rows } = await this.#pool.query<{ fingerprint: string; status: number | null; body: string | null }>(
-        sql.idempotencyGet,
-        [key],
-      );
-      const row = rows[0];
-      // Gone between the insert and the read: the holder gave it up; the client's retry claims it.
-      if (row === undefined) return { outcome: 'running' };
-      if (row.fingerprint !== fingerprint) return { outcome: 'mismatch' };
-      if (row.status === null) return { outcome: 'running' };
-      return { outcome: 'done', status: row.status, body: row.body ?? '' };
-    });
-  }
-
-  finishIdempotencyKey(key: string, fingerprint: string, status: number, body: string): Promise<void> {
-    return this.#run(async () => {
-      await this.#pool.query(sql.idempotencyFinish, [key, fingerprint, status, body]);
-    });
-  }
-
-  releaseIdempotencyKey(key: string, fingerprint: string): Promise<void> {
-    return this.#run(async () => {
-      await this.#pool.query(sql.idempotencyRelease, [key, fingerprint]);
-    });
-  }
-
-  pruneIdempotencyKeys(before: Date, limit: number): Promise<number> {
-    return this.#run(async () => (await this.#pool.query(sql.pruneIdempotencyKeys, [before, limit])).rowCount ?? 0);
   }
 
   onAnnounce(listener: () => void): () => void {

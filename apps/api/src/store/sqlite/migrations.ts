@@ -161,4 +161,16 @@ ${DELIVERY_COLUMNS},
   `ALTER TABLE webhook_endpoints ADD COLUMN previous_secrets TEXT;
    UPDATE webhook_endpoints SET previous_secrets = json_array(json_array(previous_secret, previous_secret_until))
    WHERE previous_secret IS NOT NULL`,
+  // Requests kept per principal (see request-store.ts): an Idempotency-Key names its principal
+  // (digested), whose live keys are capped; the keys kept before this version have none and only
+  // expire. A test delivery's window is keyed by the principal and the endpoint's URL, so it holds
+  // across replicas and across deleting and registering the endpoint again.
+  `ALTER TABLE idempotency_keys ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+   CREATE INDEX idempotency_keys_principal ON idempotency_keys (principal, created_at);
+   CREATE TABLE webhook_test_windows (
+     key        TEXT PRIMARY KEY,
+     started_at INTEGER NOT NULL,
+     tests      INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX webhook_test_windows_started ON webhook_test_windows (started_at)`,
 ];

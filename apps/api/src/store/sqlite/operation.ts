@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { plantStatements } from './plants.ts';
+import type { requestStatements } from './requests.ts';
 import type { webhookStatements } from './webhooks.ts';
 
 /** What a handler runs with on the database thread: the database, its statements, the batch's state. */
@@ -7,6 +8,7 @@ export type Thread = {
   db: DatabaseSync;
   plants: ReturnType<typeof plantStatements>;
   webhooks: ReturnType<typeof webhookStatements>;
+  requests: ReturnType<typeof requestStatements>;
   /** The batch's time (Unix ms): plants and announcements keep this thread's clock. */
   now: number;
   /** Opens the batch's transaction, once, before its first write. */

@@ -2,6 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { StoreSpan } from '../../ops/tracing-hooks.ts';
 import type { Operation, Thread } from './operation.ts';
 import { plantOperations } from './plants.ts';
+import { requestOperations } from './requests.ts';
 import { webhookOperations } from './webhooks.ts';
 
 /**
@@ -14,7 +15,7 @@ import { webhookOperations } from './webhooks.ts';
  * (`decode`). Its arguments and result are the types of `run`; its code is its place in OPERATIONS.
  */
 
-const TABLE = { ...plantOperations, ...webhookOperations };
+const TABLE = { ...plantOperations, ...webhookOperations, ...requestOperations };
 
 type Table = typeof TABLE;
 export type OpName = keyof Table;

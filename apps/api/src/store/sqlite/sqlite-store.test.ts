@@ -370,8 +370,8 @@ describe('SqlitePlantStore', () => {
       await store.close();
       console.log(JSON.stringify(result));
     `;
-    // 400 blocks of 512 bytes: room for the schema (webhook and idempotency tables and their migrations included), not for 800 plants of ~300 bytes each.
-    const child = await runNode(script, [dataDir], 'ulimit -f 400');
+    // 440 blocks of 512 bytes: room for the schema (webhook and request tables and their migrations included), not for 800 plants of ~300 bytes each.
+    const child = await runNode(script, [dataDir], 'ulimit -f 440');
     expect(child, child.stderr).toMatchObject({ code: 0, signal: null });
     const { acknowledged, failure } = JSON.parse(child.stdout) as {
       acknowledged: number[];

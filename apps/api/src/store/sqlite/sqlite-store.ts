@@ -9,6 +9,7 @@ import {
   type StoredPlant,
   StoreUnavailableError,
 } from '../plant-store.ts';
+import type { RequestStore } from '../request-store.ts';
 import { listBytes } from '../row-bytes.ts';
 import { AnnounceListeners, type WebhookStore } from '../webhook-store.ts';
 import { decodeCreate, decodeDelete } from './plants.ts';
@@ -25,6 +26,7 @@ import {
   type StartupMessage,
   type ThreadData,
 } from './protocol.ts';
+import { sqliteRequestStore } from './sqlite-request-store.ts';
 import { sqliteWebhookStore } from './sqlite-webhook-store.ts';
 
 export const SQLITE_FILE_NAME = 'plants.sqlite';
@@ -135,6 +137,7 @@ export class SqlitePlantStore implements PlantStore {
 
   /** Endpoints and the outbox, in the same database and batches as the plants. */
   readonly webhooks: WebhookStore;
+  readonly requests: RequestStore;
 
   readonly #announced = new AnnounceListeners();
 
@@ -144,6 +147,7 @@ export class SqlitePlantStore implements PlantStore {
     this.#clock = clock;
     this.#tracing = tracing;
     this.webhooks = sqliteWebhookStore(this.#batches, clock, this.#announced);
+    this.requests = sqliteRequestStore(this.#batches);
     this.#listen(thread);
   }
 

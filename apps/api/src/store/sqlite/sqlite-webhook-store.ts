@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
 import type { Clock } from '../../clock.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
-import { DELETE_BATCH, storedEventTypes } from '../store-shared.ts';
+import { DELETE_BATCH, LAST_SEQ, storedEventTypes } from '../store-shared.ts';
 import { type AnnounceListeners, DEFAULT_EVENT_TYPES, type WebhookStore } from '../webhook-store.ts';
 import type { Batches } from './protocol.ts';
 
@@ -70,13 +70,21 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         if (deleted !== false) return deleted === true;
       }
     },
-    listDeliveries: async (endpointId, limit) => {
+    listDeliveries: async (endpointId, limit, before = LAST_SEQ) => {
       // Listing answers every announcement made before it, fanned out in bounded batches, each its
       // own transaction: plant operations take turns with a large fan-out.
       let last: bigint | null = null;
       do last = await call('fanOut', last);
       while (last !== null);
-      return batches.submitLarge(limit * DELIVERY_ROW_BYTES, 'listDeliveries', undefined, undefined, endpointId, limit);
+      return batches.submitLarge(
+        limit * DELIVERY_ROW_BYTES,
+        'listDeliveries',
+        undefined,
+        undefined,
+        endpointId,
+        limit,
+        before,
+      );
     },
     claimDue: ({ limit, leaseMs, perEndpoint, room, onRateLimited }) => {
       const token = randomUUID();
@@ -115,15 +123,6 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
     disableEndpoint: (id, reason, failingSince) =>
       call('disableEndpoint', id, reason, failingSince === undefined ? null : failingSince.getTime()),
     pruneFinished: (before, limit) => call('pruneFinished', before.getTime(), limit),
-    claimIdempotencyKey: ({ key, fingerprint, at, expiredBefore, staleBefore }) =>
-      call('claimIdempotencyKey', key, fingerprint, at.getTime(), expiredBefore.getTime(), staleBefore.getTime()),
-    finishIdempotencyKey: async (key, fingerprint, status, body) => {
-      await call('finishIdempotencyKey', key, fingerprint, status, body);
-    },
-    releaseIdempotencyKey: async (key, fingerprint) => {
-      await call('releaseIdempotencyKey', key, fingerprint);
-    },
-    pruneIdempotencyKeys: (before, limit) => call('pruneIdempotencyKeys', before.getTime(), limit),
     onAnnounce: (listener) => announced.add(listener),
   };
   return store;

@@ -19,6 +19,7 @@ import {
   type ThreadData,
   type WireOperation,
 } from './protocol.ts';
+import { requestStatements } from './requests.ts';
 import { webhookStatements } from './webhooks.ts';
 
 const SQLITE_BUSY = 5;
@@ -90,6 +91,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     db,
     plants: plantStatements(db),
     webhooks,
+    requests: requestStatements(db),
     now: 0,
     beginWrite: () => {
       if (!db.isTransaction) begin.run();

@@ -20,7 +20,6 @@ import {
   DISABLED_BY_REQUEST,
   type EndpointBacklog,
   type EndpointSecrets,
-  type IdempotencyClaim,
   type PayloadFormat,
   parseDeliveryId,
   type SigningSecrets,
@@ -263,7 +262,7 @@ export const webhookStatements = (db: DatabaseSync) => {
     ),
     listDeliveries: prepare(
       `SELECT seq, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
-       FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ? + 0`,
+       FROM webhook_deliveries WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ? + 0`,
       true,
     ),
     rateOf: prepare('SELECT rate_limit, rate_tat FROM webhook_endpoints WHERE id = ?'),
@@ -325,22 +324,6 @@ export const webhookStatements = (db: DatabaseSync) => {
          SELECT e.id, (SELECT ev.created_at FROM webhook_events ev WHERE ev.created_at >= e.created_at ORDER BY ev.seq LIMIT 1)
          FROM webhook_endpoints e WHERE e.enabled = 1
        ) WHERE oldest IS NOT NULL GROUP BY id ORDER BY oldest, id LIMIT ?`,
-    ),
-    idempotencyExpire: prepare(
-      'DELETE FROM idempotency_keys WHERE key = ? AND (created_at < ? OR (status IS NULL AND created_at < ?))',
-    ),
-    idempotencyClaim: prepare(
-      'INSERT INTO idempotency_keys (key, fingerprint, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-    ),
-    idempotencyGet: prepare('SELECT fingerprint, status, body FROM idempotency_keys WHERE key = ?'),
-    idempotencyFinish: prepare(
-      'UPDATE idempotency_keys SET status = ?, body = ? WHERE key = ? AND fingerprint = ? AND status IS NULL',
-    ),
-    idempotencyRelease: prepare('DELETE FROM idempotency_keys WHERE key = ? AND fingerprint = ? AND status IS NULL'),
-    pruneIdempotencyKeys: prepare(
-      `DELETE FROM idempotency_keys WHERE key IN (
-         SELECT key FROM idempotency_keys WHERE created_at < ? ORDER BY created_at LIMIT ? + 0
-       )`,
     ),
   };
 };
@@ -685,14 +668,16 @@ export const webhookOperations = {
       return true;
     },
   }),
-  /** → delivery rows newest first, or null when there is no such endpoint. */
+  /** → delivery rows newest first (before the key `before`), or null when there is no such endpoint. */
   listDeliveries: operation({
     ...read,
-    arity: 2,
-    run: (thread: Thread, id: string, limit: number): DeliveryRow[] | null => {
+    arity: 3,
+    run: (thread: Thread, id: string, limit: number, before: bigint): DeliveryRow[] | null => {
       const { webhooks } = thread;
       if (webhooks.getEndpoint.get(id) === undefined) return null;
-      return webhooks.withIds(webhooks.listDeliveries.all(id, limit) as { seq: bigint }[]) as unknown as DeliveryRow[];
+      return webhooks.withIds(
+        webhooks.listDeliveries.all(id, before, limit) as { seq: bigint }[],
+      ) as unknown as DeliveryRow[];
     },
     decode: (_: undefined, rows) => (rows === null ? undefined : rows.map(toDelivery)),
   }),
@@ -830,61 +815,6 @@ export const webhookOperations = {
     run: (thread: Thread, id: string, reason: string, since: number | null): boolean => {
       changingEndpoints(thread);
       return thread.webhooks.disable.run({ id, reason, since }).changes === 1;
-    },
-  }),
-  /** → what the request with this Idempotency-Key finds (see WebhookStore.claimIdempotencyKey). */
-  claimIdempotencyKey: operation({
-    ...write,
-    arity: 5,
-    run: (
-      thread: Thread,
-      key: string,
-      fingerprint: string,
-      at: number,
-      expiredBefore: number,
-      staleBefore: number,
-    ): IdempotencyClaim => {
-      const { webhooks } = thread;
-      thread.beginWrite();
-      webhooks.idempotencyExpire.run(key, expiredBefore, staleBefore);
-      if (webhooks.idempotencyClaim.run(key, fingerprint, at).changes === 1) return { outcome: 'claimed' };
-      const row = webhooks.idempotencyGet.get(key) as {
-        fingerprint: string;
-        status: number | null;
-        body: string | null;
-      };
-      if (row.fingerprint !== fingerprint) return { outcome: 'mismatch' };
-      if (row.status === null) return { outcome: 'running' };
-      return { outcome: 'done', status: row.status, body: row.body ?? '' };
-    },
-  }),
-  /** → true; records the claimed request's answer. */
-  finishIdempotencyKey: operation({
-    ...write,
-    arity: 4,
-    run: (thread: Thread, key: string, fingerprint: string, status: number, body: string): true => {
-      thread.beginWrite();
-      thread.webhooks.idempotencyFinish.run(status, body, key, fingerprint);
-      return true;
-    },
-  }),
-  /** → true; gives an unfinished claim up. */
-  releaseIdempotencyKey: operation({
-    ...write,
-    arity: 2,
-    run: (thread: Thread, key: string, fingerprint: string): true => {
-      thread.beginWrite();
-      thread.webhooks.idempotencyRelease.run(key, fingerprint);
-      return true;
-    },
-  }),
-  /** → how many keys past their time were deleted. */
-  pruneIdempotencyKeys: operation({
-    ...write,
-    arity: 2,
-    run: (thread: Thread, before: number, limit: number): number => {
-      thread.beginWrite();
-      return Number(thread.webhooks.pruneIdempotencyKeys.run(before, limit).changes);
     },
   }),
 };
