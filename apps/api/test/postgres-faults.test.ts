@@ -59,10 +59,15 @@ const replica = (url: string): Promise<RunningMain> =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const until = async (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) => {
+const until = async (
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 15_000,
+  seen: () => string = () => '',
+) => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${seen()}`);
     await sleep(50);
   }
 };
@@ -98,6 +103,15 @@ const load = (replicas: RunningMain[], workers = 12) => {
       stopped = true;
       await done;
     },
+    /** What came back so far, for a failure's message: a count per status or error. */
+    tally: () => {
+      const counts = new Map<string, number>();
+      for (const { answer, error } of sent) {
+        const key = answer ? String(answer.status) : String((error as Error)?.message ?? error);
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      return `; seen ${JSON.stringify(Object.fromEntries(counts))}`;
+    },
   };
 };
 
@@ -130,7 +144,7 @@ describe.skipIf(findPostgres() === undefined)('PostgreSQL faults under load', ()
       await until(() => traffic.count(200) >= 150, '150 acknowledged creates');
       await postgres.kill();
       const killedAt = traffic.sent.length;
-      await until(() => traffic.count(503) >= 20, '503 answers while the database is down');
+      await until(() => traffic.count(503) >= 20, '503 answers while the database is down', 15_000, traffic.tally);
       for (const replicaProcess of replicas) {
         const ready = await httpRequest(`${replicaProcess.url}/readyz`);
         expect(ready.status).toBe(503);

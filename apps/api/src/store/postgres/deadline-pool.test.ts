@@ -1,8 +1,10 @@
+import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { describeWithPostgres, freshDatabase } from '../../testing/postgres-test-database.ts';
 import { until } from '../../testing/until.ts';
 import { StoreUnavailableError } from '../plant-store.ts';
+import { deadlinePool } from './deadline-pool.ts';
 import { PostgresPlantStore } from './postgres-store.ts';
 
 const DEADLINE_MS = 500;
@@ -66,4 +68,29 @@ describeWithPostgres('the deadline of a store operation on PostgreSQL', () => {
     expect((await store.create({ id: 2n, name: 'After' })).outcome).toBe('created');
     expect(await store.get(1n)).toStrictEqual({ id: 1n, name: 'Before' });
   }, 30_000);
+});
+
+it('hears a lent connection that breaks, which would otherwise end the process, and closes it', async () => {
+  // A connection the server dropped while it was lent: pg emits 'error' on it, and an EventEmitter
+  // with no listener throws that at whoever emitted it, here the socket's close handler.
+  const client = Object.assign(new EventEmitter(), {
+    query: () => answered,
+    release: vi.fn(),
+  });
+  let answer: (value: unknown) => void = () => {};
+  const answered = new Promise((resolve) => {
+    answer = resolve;
+  });
+  const pool = { connect: async () => client } as unknown as pg.Pool;
+  const query = deadlinePool(pool, 5_000).query('SELECT 1');
+  await until(
+    async () => client.listenerCount('error'),
+    (count) => count > 0,
+  );
+  const broken = new Error('Connection terminated unexpectedly');
+  expect(() => client.emit('error', broken)).not.toThrow();
+  answer({ rows: [] });
+  await query;
+  expect(client.release).toHaveBeenCalledWith(broken);
+  expect(client.listenerCount('error')).toBe(0);
 });

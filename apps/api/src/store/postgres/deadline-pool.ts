@@ -89,12 +89,24 @@ export const deadlinePool = (pool: pg.Pool, deadlineMs: number): Queryable => ({
     } finally {
       clearTimeout(timer);
     }
+    // A lent connection that breaks (the server killed, the network gone) reports it as an 'error'
+    // event, which the pool listens to only while the connection is idle: unheard, it would end the
+    // process. Heard here, as pool.query does, and the broken connection is closed, not lent again.
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onError);
     const running = client.query(config, values);
     // Released once the statement has ended however it ends; a connection whose statement failed is
     // closed rather than lent again, as pool.query does.
+    const release = (error?: Error) => {
+      client.off('error', onError);
+      client.release(error ?? broken);
+    };
     running.then(
-      () => client.release(),
-      (error: Error) => client.release(error),
+      () => release(),
+      (error: Error) => release(error),
     );
     try {
       return await Promise.race([running, expired('answer')]);
