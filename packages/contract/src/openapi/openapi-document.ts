@@ -131,7 +131,8 @@ const webhookOperation = (type: WebhookEventType, schemaOf: (schema: ZodTypeAny)
           : { type: 'string' },
   })),
   requestBody: {
-    description: WEBHOOK_EVENTS[type].dataDescription,
+    // The schema is the plain format's: the standard one wraps the same data, as said here.
+    description: `${WEBHOOK_EVENTS[type].dataDescription} This is the body in the plain payload format (the default); in the standard one, the body is \`{ "type": "${type}", "timestamp": <when the event was announced>, "data": <this> }\`.`,
     required: true,
     content: { [JSON_MEDIA_TYPE]: { schema: schemaOf(WEBHOOK_EVENTS[type].data) } },
   },
