@@ -87,10 +87,7 @@ const DRIFTS: Drift[] = [
         find: /\n\} as const satisfies Record<string, EventDefinition>;/,
         replace: `
   plantRenamed: {
-    summary: 'A plant was renamed',
-    sentTo: 'Sent to every enabled endpoint subscribed to plantRenamed once per renamed plant',
     data: PlantDeleted,
-    dataDescription: 'The id of the renamed plant and the plant as it is now.',
     subscribedByDefault: false,
     dataOf: (plant) => ({ id: plant.id, plant }),
   },

@@ -1,9 +1,10 @@
 /**
- * The catalogue of webhook events: each type's data, how it is announced, and whether endpoints
- * receive it by default, with the body of a delivery in each payload format. Everything else
- * derives from it (the OpenAPI `webhooks`, the service's and the fake's delivery bodies, the
- * client's verification), so a new type is one entry here, and TypeScript names every place that
- * handles types one by one.
+ * The catalogue of webhook events: each type's data and whether endpoints receive it by default,
+ * with the body of a delivery in each payload format. Everything else derives from it (the
+ * OpenAPI `webhooks`, the service's and the fake's delivery bodies, the client's verification), so
+ * a new type is one entry here, and TypeScript names every place that handles types one by one
+ * (the OpenAPI document's words for each, kept out of here: this module is in the client's
+ * browser bundle).
  */
 import { type ZodTypeAny, z } from 'zod';
 import { Int64 } from './int64.ts';
@@ -20,13 +21,8 @@ export type PlantDeleted = z.infer<typeof PlantDeleted>;
 export type EventPlant = { id: unknown; name: string; tag?: string | undefined };
 
 type EventDefinition = {
-  /** The OpenAPI operation's summary. */
-  summary: string;
-  /** Who receives it, and when: the start of the operation's description. */
-  sentTo: string;
   /** The event's data: the whole body in the plain format, `data` in the standard one. */
   data: ZodTypeAny;
-  dataDescription: string;
   /** Whether an endpoint registered without `eventTypes` receives it. */
   subscribedByDefault: boolean;
   /** The event's data about `plant`, before it is serialized. */
@@ -36,21 +32,13 @@ type EventDefinition = {
 /** Every event type the service announces. */
 export const WEBHOOK_EVENTS = {
   newPlant: {
-    summary: 'A new plant was stored',
-    sentTo:
-      'Sent to every enabled endpoint subscribed to newPlant (the default) once per newly created plant (never for a replayed create)',
     data: NewPlant,
-    dataDescription: 'The plant as stored, with its exact int64 id.',
     subscribedByDefault: true,
     // The plant as stored: the body receivers have always had.
     dataOf: (plant) => plant,
   },
   plantDeleted: {
-    summary: 'A plant was deleted',
-    sentTo:
-      'Sent to every enabled endpoint subscribed to plantDeleted once per deleted plant (never for a DELETE that answered 404)',
     data: PlantDeleted,
-    dataDescription: 'The id of the deleted plant and the plant as it was stored.',
     subscribedByDefault: false,
     dataOf: (plant) => ({ id: plant.id, plant }),
   },
@@ -65,9 +53,7 @@ export const WEBHOOK_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS) as [WebhookEventT
 /** An event type an endpoint may receive. */
 export const WebhookEventType = z
   .enum(WEBHOOK_EVENT_TYPES, { errorMap: () => ({ message: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }) })
-  .describe(
-    `An event type: ${WEBHOOK_EVENT_TYPES.map((type) => `${type} (${WEBHOOK_EVENTS[type].summary.toLowerCase()})`).join(' or ')}`,
-  );
+  .describe(`An event type, the name of its webhook: ${WEBHOOK_EVENT_TYPES.join(', ')}`);
 
 /** What an endpoint receives when it does not say. */
 export const WEBHOOK_EVENT_TYPES_DEFAULT: readonly WebhookEventType[] = WEBHOOK_EVENT_TYPES.filter(

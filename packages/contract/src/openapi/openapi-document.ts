@@ -107,12 +107,35 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   webhooks: 'Receivers subscribed to new plants, and the deliveries made to them',
 };
 
+type WebhookDocs = {
+  summary: string;
+  /** Who receives it, and when: the start of the operation's description. */
+  sentTo: string;
+  bodyDescription: string;
+};
+
+/** Each event type's words in the document; a type without them fails typecheck here. */
+const WEBHOOK_DOCS: Readonly<Record<WebhookEventType, WebhookDocs>> = {
+  newPlant: {
+    summary: 'A new plant was stored',
+    sentTo:
+      'Sent to every enabled endpoint subscribed to newPlant (the default) once per newly created plant (never for a replayed create)',
+    bodyDescription: 'The plant as stored, with its exact int64 id.',
+  },
+  plantDeleted: {
+    summary: 'A plant was deleted',
+    sentTo:
+      'Sent to every enabled endpoint subscribed to plantDeleted once per deleted plant (never for a DELETE that answered 404)',
+    bodyDescription: 'The id of the deleted plant and the plant as it was stored.',
+  },
+};
+
 /** What the service POSTs to each endpoint subscribed to the event type. */
 const webhookOperation = (type: WebhookEventType, schemaOf: (schema: ZodTypeAny) => JsonSchema): OpenApiOperation => ({
   operationId: type,
-  summary: WEBHOOK_EVENTS[type].summary,
+  summary: WEBHOOK_DOCS[type].summary,
   description:
-    `${WEBHOOK_EVENTS[type].sentTo}, signed by the Standard Webhooks scheme. ` +
+    `${WEBHOOK_DOCS[type].sentTo}, signed by the Standard Webhooks scheme. ` +
     'Delivery is at least once: the same webhook-id may arrive more than once, so deduplicate on it. Answer any 2xx within the timeout (15 s by default) to acknowledge; ' +
     'anything else, redirects included, is retried with growing delays (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h by default, with jitter, honouring Retry-After) and then given up. ' +
     '410 Gone disables the endpoint.',
@@ -132,7 +155,7 @@ const webhookOperation = (type: WebhookEventType, schemaOf: (schema: ZodTypeAny)
   })),
   requestBody: {
     // The schema is the plain format's: the standard one wraps the same data, as said here.
-    description: `${WEBHOOK_EVENTS[type].dataDescription} This is the body in the plain payload format (the default); in the standard one, the body is \`{ "type": "${type}", "timestamp": <when the event was announced>, "data": <this> }\`.`,
+    description: `${WEBHOOK_DOCS[type].bodyDescription} This is the body in the plain payload format (the default); in the standard one, the body is \`{ "type": "${type}", "timestamp": <when the event was announced>, "data": <this> }\`.`,
     required: true,
     content: { [JSON_MEDIA_TYPE]: { schema: schemaOf(WEBHOOK_EVENTS[type].data) } },
   },
