@@ -25,21 +25,6 @@ const DELIVERY = 'delivery attempts: the fake records what it would deliver and 
 
 export const FAKE_DOES_NOT_MODEL = [
   {
-    file: 'src/webhooks/webhook-events.test.ts',
-    title: 'delivers a deletion once, signed, to the endpoints subscribed to plantDeleted only',
-    why: DELIVERY,
-  },
-  {
-    file: 'src/webhooks/webhook-events.test.ts',
-    title: 'answers the types, newPlant by default, and applies a change to the events announced after it',
-    why: DELIVERY,
-  },
-  {
-    file: 'src/webhooks/webhook-events.test.ts',
-    title: 'sends the Standard Webhooks structure to an endpoint that asks for it, verified by standardwebhooks',
-    why: DELIVERY,
-  },
-  {
     file: 'src/plants/create-plant.test.ts',
     title: 'answers 200 with exactly { name, tag } and stores the plant durably',
     why: 'durability: the fake keeps plants in memory, and a restart starts empty',

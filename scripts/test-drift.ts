@@ -80,6 +80,23 @@ const DRIFTS: Drift[] = [
     rejectedBy: [{ pkg: 'apps/api', naming: /src\/plants\/plants-router\.ts/ }],
   },
   {
+    name: 'a third webhook event type in the contract that the client does not handle',
+    edits: [
+      {
+        file: 'packages/contract/src/webhook-events.ts',
+        find: /\n\} as const satisfies Record<string, EventDefinition>;/,
+        replace: `
+  plantRenamed: {
+    data: PlantDeleted,
+    subscribedByDefault: false,
+    dataOf: (plant) => ({ id: plant.id, plant }),
+  },
+} as const satisfies Record<string, EventDefinition>;`,
+      },
+    ],
+    rejectedBy: [{ pkg: 'packages/client', naming: /src\/webhooks\/verify-plant-webhook\.ts/ }],
+  },
+  {
     name: 'a client call with a body the contract does not accept',
     edits: [{ file: 'packages/client/src/drift-probe.ts', create: probeWith("{ id: 1, title: 'Fern' }") }],
     rejectedBy: [{ pkg: 'packages/client', naming: /src\/drift-probe\.ts/ }],

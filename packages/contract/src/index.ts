@@ -39,6 +39,15 @@ export {
 export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';
 export { validationMessage } from './validation-message.ts';
 export {
+  type EventPlant,
+  unknownEventType,
+  WEBHOOK_EVENT_TYPE_HEADER,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_EVENT_TYPES_DEFAULT,
+  WEBHOOK_EVENTS,
+  webhookEventBody,
+} from './webhook-events.ts';
+export {
   WEBHOOK_TEST_ID_PREFIX,
   WEBHOOK_TEST_PLANT,
   WEBHOOK_TESTS_PER_MINUTE,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type PlantDeleted, WebhookEventType, type WebhookPayloadFormat } from './webhooks.ts';
+import { WebhookEventType, type WebhookPayloadFormat, webhookEventBody } from './webhook-events.ts';
 
 /**
  * The start of every test delivery's webhook-id. A real delivery's is `msg_<16 hex digits>_<digits>`,
@@ -15,14 +15,10 @@ export const WEBHOOK_TEST_PLANT = { id: 0, name: 'Plant Store test event', tag: 
 
 /**
  * What a test delivery of `type` says, before it is serialized: the example plant as a real
- * delivery of that type would carry it, in the endpoint's format (Standard Webhooks' structure
- * timestamped `at` for `standard`).
+ * delivery of that type would carry it, in the endpoint's format (timestamped `at`).
  */
-export const webhookTestBody = (type: WebhookEventType, payloadFormat: WebhookPayloadFormat, at: Date): object => {
-  const plant = { ...WEBHOOK_TEST_PLANT };
-  const data: typeof plant | PlantDeleted = type === 'newPlant' ? plant : { id: plant.id, plant };
-  return payloadFormat === 'plain' ? data : { type, timestamp: at.toISOString(), data };
-};
+export const webhookTestBody = (type: WebhookEventType, payloadFormat: WebhookPayloadFormat, at: Date): object =>
+  webhookEventBody(type, payloadFormat, { ...WEBHOOK_TEST_PLANT }, at);
 
 /** The request body of POST /webhooks/{id}/test; it may be left out. */
 export const WebhookTestRequest = z.object(

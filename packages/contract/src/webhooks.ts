@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { maxCharacters } from './characters.ts';
 import { Int64 } from './int64.ts';
-import { NewPlant } from './schemas.ts';
+import {
+  PlantDeleted,
+  type WEBHOOK_EVENT_TYPE_HEADER,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_EVENT_TYPES_DEFAULT,
+  WebhookEventType,
+  WebhookPayloadFormat,
+} from './webhook-events.ts';
+
+// Re-exported: the webhook schemas are components of the OpenAPI document (openapi/components.ts).
+export { PlantDeleted, WebhookEventType, WebhookPayloadFormat };
 
 /** Longest accepted webhook URL and description, in characters (Unicode code points). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -56,34 +66,14 @@ const endpointShape = {
     .describe('A note for people: what receives these plants'),
 };
 
-/** What the service announces: `newPlant` when a plant is created, `plantDeleted` when one is deleted. */
-export const WEBHOOK_EVENT_TYPES = ['newPlant', 'plantDeleted'] as const;
-
-/** An event type an endpoint may receive. */
-export const WebhookEventType = z
-  .enum(WEBHOOK_EVENT_TYPES, { errorMap: () => ({ message: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }) })
-  .describe('An event type: newPlant (a plant was created) or plantDeleted (a plant was deleted)');
-export type WebhookEventType = z.infer<typeof WebhookEventType>;
-
-/** What an endpoint receives when it does not say. */
-export const WEBHOOK_EVENT_TYPES_DEFAULT: readonly WebhookEventType[] = ['newPlant'];
-
 const eventTypes = z
   .array(WebhookEventType, { invalid_type_error: 'must be an array of event types' })
   .min(1, 'must list at least one event type')
   .max(WEBHOOK_EVENT_TYPES.length, `must list at most ${WEBHOOK_EVENT_TYPES.length} event types`)
   .refine((types) => new Set(types).size === types.length, 'must not list an event type twice')
   .describe(
-    'The event types delivered to the endpoint: newPlant, plantDeleted or both. A change applies to the events announced after it',
+    `The event types delivered to the endpoint, one or more of ${WEBHOOK_EVENT_TYPES.join(', ')}. A change applies to the events announced after it`,
   );
-
-/** How an endpoint's deliveries are shaped. */
-export const WebhookPayloadFormat = z
-  .enum(['plain', 'standard'], { errorMap: () => ({ message: 'must be plain or standard' }) })
-  .describe(
-    'The body of each delivery: plain, the event data alone (the plant for newPlant); standard, the Standard Webhooks structure { "type", "timestamp", "data" } with the same data',
-  );
-export type WebhookPayloadFormat = z.infer<typeof WebhookPayloadFormat>;
 
 const rateLimitMessage = `must be a whole number from 1 to ${WEBHOOK_RATE_LIMIT_MAX}`;
 
@@ -97,18 +87,13 @@ const rateLimit = z
     `The most deliveries per second this endpoint receives, 1 to ${WEBHOOK_RATE_LIMIT_MAX}, whichever replica or delivery process sends them: over any span of t seconds at most rateLimit × (t + 1) (a burst of one second's worth, then the rate). Retries count. Deliveries beyond it wait, in order, and none is dropped. No limit when absent: deliveries go as fast as the receiver answers`,
   );
 
-/** The body of the plantDeleted webhook: the id of the deleted plant and the plant as it was. */
-export const PlantDeleted = z.object({
-  id: Int64.describe('Identification number of the deleted plant'),
-  plant: NewPlant.describe('The plant as it was stored when it was deleted'),
-});
-export type PlantDeleted = z.infer<typeof PlantDeleted>;
-
 /** The request body of POST /webhooks. */
 export const NewWebhookEndpoint = z.object(
   {
     ...endpointShape,
-    eventTypes: eventTypes.optional().describe(`${eventTypes.description}; newPlant alone when left out`),
+    eventTypes: eventTypes
+      .optional()
+      .describe(`${eventTypes.description}; ${WEBHOOK_EVENT_TYPES_DEFAULT.join(' and ')} when left out`),
     payloadFormat: WebhookPayloadFormat.optional().describe(`${WebhookPayloadFormat.description}; plain when left out`),
     rateLimit: rateLimit.optional(),
   },
@@ -279,6 +264,9 @@ export type CreatedWebhookEndpoint = z.infer<typeof CreatedWebhookEndpoint>;
 export const WebhookDelivery = z.object({
   id: z.string().describe('The webhook-id header of every attempt: receivers deduplicate on it'),
   plantId: Int64.describe('Identification number of the announced plant'),
+  // Optional, so that a client that validates answers still reads an older service, which did not
+  // answer it; this service always does.
+  type: WebhookEventType.optional().describe('The event announced: the webhook-event-type of every attempt'),
   status: z
     .enum(['pending', 'delivered', 'failed'])
     .describe(
@@ -331,10 +319,13 @@ export const ListWebhookDeliveriesQuery = z.object({
   ),
 });
 
-/** The Standard Webhooks headers of every delivery. */
+/** The headers of every delivery: Standard Webhooks' three, and the event type. */
 export const WEBHOOK_HEADERS = {
   'webhook-id': 'The delivery id: the same on every retry of one announcement, so receivers deduplicate on it',
   'webhook-timestamp': 'Unix time in seconds of this attempt; refuse deliveries more than 5 minutes off',
   'webhook-signature':
     '`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed by the base64-decoded bytes of the secret after `whsec_`. After a secret rotation, for the grace period, two such signatures separated by a space: with the new secret, then the previous one; a receiver accepts the delivery if any matches',
-} as const;
+  // Written out rather than computed, which would keep this table in the client's browser bundle.
+  'webhook-event-type':
+    "The event type, as in the webhook's name: in every payload format, so that a plain body, which does not carry it, is read by its type. Not signed: check the body against the type's schema",
+} as const satisfies Record<string, string> & Record<typeof WEBHOOK_EVENT_TYPE_HEADER, string>;

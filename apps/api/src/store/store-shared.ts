@@ -2,13 +2,8 @@
  * What both backends share: the bounds of the outbox's batches, the endpoint columns, and the rows
  * they read endpoints and deliveries as (PostgreSQL reads booleans and timestamps, SQLite integers).
  */
-import type {
-  DeliveryStatus,
-  PayloadFormat,
-  StoredDelivery,
-  StoredEndpoint,
-  WebhookEventType,
-} from './webhook-store.ts';
+import type { WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
+import type { DeliveryStatus, StoredDelivery, StoredEndpoint } from './webhook-store.ts';
 
 /** Events fanned out per delivery claimed: fanning out keeps ahead of delivering. */
 export const FAN_OUT_PER_CLAIMED = 8;
@@ -53,6 +48,7 @@ export type EndpointRow = {
 export type DeliveryRow = {
   id: string;
   endpoint_id: string;
+  type: string;
   plant_id: bigint;
   status: string;
   attempts: number | bigint;
@@ -73,7 +69,7 @@ export const registeredEndpoint = (
     owner,
   }: { id: string; url: string; description?: string | undefined; rateLimit?: number | undefined; owner: string },
   eventTypes: WebhookEventType[],
-  payloadFormat: PayloadFormat,
+  payloadFormat: WebhookPayloadFormat,
   createdAt: Date,
 ): StoredEndpoint => ({
   id,
@@ -92,7 +88,7 @@ export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
   url: row.url,
   ...(row.description !== null && { description: row.description }),
   eventTypes: row.event_types.split(',') as WebhookEventType[],
-  payloadFormat: row.payload_format as PayloadFormat,
+  payloadFormat: row.payload_format as WebhookPayloadFormat,
   ...(row.rate_limit !== null && { rateLimit: Number(row.rate_limit) }),
   enabled: Number(row.enabled) === 1,
   ...(row.disabled_reason !== null && { disabledReason: row.disabled_reason }),
@@ -103,6 +99,7 @@ export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({
 export const toDelivery = (row: DeliveryRow): StoredDelivery => ({
   id: row.id,
   endpointId: row.endpoint_id,
+  type: row.type as WebhookEventType,
   plantId: row.plant_id,
   status: row.status as DeliveryStatus,
   attempts: Number(row.attempts),

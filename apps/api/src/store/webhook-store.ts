@@ -7,16 +7,7 @@
  * transaction on the embedded store, and the outbox is small enough to own.
  */
 
-import type { StoredWebhookEndpoint } from '@org/plant-contract';
-
-/** What a delivery announces: a plant created, or a plant deleted (with the plant as it was). */
-export type WebhookEventType = 'newPlant' | 'plantDeleted';
-
-/** A delivery's body: the event's data alone (`plain`), or Standard Webhooks' `{ type, timestamp, data }`. */
-export type PayloadFormat = 'plain' | 'standard';
-
-/** What an endpoint receives unless it asks otherwise: what every endpoint received before event types. */
-export const DEFAULT_EVENT_TYPES: readonly WebhookEventType[] = ['newPlant'];
+import type { StoredWebhookEndpoint, WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
 
 export type StoredEndpoint = StoredWebhookEndpoint;
 
@@ -29,10 +20,10 @@ export type NewStoredEndpoint = Omit<
   StoredEndpoint,
   'enabled' | 'disabledReason' | 'createdAt' | 'eventTypes' | 'payloadFormat'
 > & {
-  /** DEFAULT_EVENT_TYPES when not given. */
+  /** WEBHOOK_EVENT_TYPES_DEFAULT when not given. */
   eventTypes?: WebhookEventType[];
   /** `plain` when not given. */
-  payloadFormat?: PayloadFormat;
+  payloadFormat?: WebhookPayloadFormat;
   /**
    * As stored: `whsec_…`, or sealed by PLANT_WEBHOOK_SECRETS_KEY (see secret-box.ts). Kept to sign
    * deliveries, never answered again after registration.
@@ -60,7 +51,7 @@ export type EndpointChanges = {
   enabled?: boolean;
   /** Applies to the events announced after the change. */
   eventTypes?: WebhookEventType[];
-  payloadFormat?: PayloadFormat;
+  payloadFormat?: WebhookPayloadFormat;
   /** Deliveries per second at most; null removes the limit. Applies from the next claim. */
   rateLimit?: number | null;
 };
@@ -97,6 +88,8 @@ export type StoredDelivery = {
   /** The webhook-id of every attempt. */
   id: string;
   endpointId: string;
+  /** The event it announces. */
+  type: WebhookEventType;
   plantId: bigint;
   status: DeliveryStatus;
   attempts: number;
@@ -120,7 +113,7 @@ export type ClaimedDelivery = {
   previousSecrets?: string[];
   type: WebhookEventType;
   /** The endpoint's, when claimed. */
-  payloadFormat: PayloadFormat;
+  payloadFormat: WebhookPayloadFormat;
   plant: { id: bigint; name: string; tag?: string };
   /** Attempts made before this one. */
   attempts: number;

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SignedDelivery } from '@org/plant-client/testing';
+import type { PlantStoreFake, SignedDelivery } from '@org/plant-client/testing';
 import type { WebhookTestAnswer } from '@org/plant-contract';
 import { type AppOptions, createApp } from '../app.ts';
 import { type Authenticator, staticTokens } from '../auth/authenticator.ts';
@@ -37,6 +37,8 @@ export type TestServer = {
   url: string;
   dataDir: string;
   store: PlantStore;
+  /** In the `api-fake` project: the fake that answers in place of the app. */
+  fake?: PlantStoreFake;
   /** Stops the server and closes the store; the data directory is kept until `cleanup`. */
   stop(): Promise<void>;
   /** Stops everything and removes the data directory. */
@@ -141,6 +143,7 @@ const startFakeServer = async (dataDir: string, options: TestAppOptions): Promis
     url,
     dataDir,
     store: fakeStoreView(fake),
+    fake,
     stop,
     cleanup: async () => {
       await stop();

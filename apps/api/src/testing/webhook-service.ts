@@ -4,14 +4,8 @@ import type { Clock } from '../clock.ts';
 import type { WebhookConfig } from '../config.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from '../webhooks/delivery-loop.ts';
-import {
-  makeDataDir,
-  ON_FAKE,
-  startTestServer,
-  TEST_TOKEN,
-  type TestAppOptions,
-  type TestServer,
-} from './test-server.ts';
+import { sendFakeDeliveries } from './fake-deliveries.ts';
+import { makeDataDir, startTestServer, TEST_TOKEN, type TestAppOptions, type TestServer } from './test-server.ts';
 
 export type WebhookService = {
   base: string;
@@ -25,7 +19,8 @@ export type WebhookService = {
 /**
  * The real app and delivery loop on a SQLite store in a temporary directory, on
  * 127.0.0.1:<ephemeral>, receivers allowed on loopback. The loop never steps back for requests
- * unless told: a busy test machine must not slow the tests. `app` adds options of the app (a
+ * unless told: a busy test machine must not slow the tests. In the `api-fake` project, the fake, whose
+ * recorded deliveries go out through `sendFakeDeliveries`. `app` adds options of the app (a
  * secret box, a rotation grace, the store's clock); a secret box is given to the loop too.
  */
 export const startWebhookService = async (
@@ -34,9 +29,13 @@ export const startWebhookService = async (
   app: TestAppOptions & { storeClock?: Clock } = {},
 ): Promise<WebhookService> => {
   const server = await startTestServer(makeDataDir(), { allowPrivateWebhooks: true, ...app });
-  // The client's fake records deliveries and sends none: no worker (the suites' delivery tests are
-  // on FAKE_DOES_NOT_MODEL).
-  if (ON_FAKE) return { base: server.url, server, stop: server.stop, cleanup: server.cleanup };
+  // The client's fake records deliveries and sends none: they go as a receiver team would send them
+  // (without retries, rate limits or a delivery loop's other work: those suites are on FAKE_DOES_NOT_MODEL).
+  if (server.fake !== undefined) {
+    const stopSending = sendFakeDeliveries(server.fake);
+    const stop = () => stopSending().then(() => server.stop());
+    return { base: server.url, server, stop, cleanup: () => stop().then(() => server.cleanup()) };
+  }
   const delivery = startWebhookDelivery({
     store: server.store,
     config: {

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { stringifyExactJson } from '@org/plant-contract';
+import { stringifyExactJson, WEBHOOK_EVENT_TYPE_HEADER, webhookEventBody } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from '../clock.ts';
 import type { WebhookConfig } from '../config.ts';
@@ -12,7 +12,6 @@ import { createHostResolver, type HostResolver } from './host-resolver.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { plainSecrets, type SecretBox } from './secret-box.ts';
 import { secretKey, signedHeaders } from './signature.ts';
-import { deliveryBody } from './webhook-body.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 import { startWebhookRetention } from './webhook-retention.ts';
 
@@ -248,12 +247,15 @@ export const startWebhookDelivery = ({
 
   /** Attempts, POSTs and records one delivery; tells `windows` what the receiver's answer says of it. */
   const attempt = async (delivery: ClaimedDelivery, started: Attempt): Promise<void> => {
-    const body = stringifyExactJson(deliveryBody(delivery));
+    const { type, payloadFormat, plant, createdAt } = delivery;
+    // Timestamped when the event was announced: every attempt carries the same body.
+    const body = stringifyExactJson(webhookEventBody(type, payloadFormat, plant, createdAt));
     // The new secret, and those rotated out while their grace lasts: receivers switch without a gap.
     const keys = [delivery.secret, ...(delivery.previousSecrets ?? [])].map((stored) =>
       signingKey(delivery.endpointId, stored),
     );
     const headers: Record<string, string> = signedHeaders(keys, delivery.id, Math.floor(clock.now() / 1000), body);
+    headers[WEBHOOK_EVENT_TYPE_HEADER] = type;
     const span = tracing?.deliveryAttempt(delivery.traceparent, {
       endpointId: delivery.endpointId,
       webhookId: delivery.id,

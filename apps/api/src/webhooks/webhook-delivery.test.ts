@@ -573,6 +573,7 @@ describe('webhook delivery over HTTP', () => {
     expect(failed).toStrictEqual({
       id: expect.any(String),
       plantId: 5,
+      type: 'newPlant',
       status: 'failed',
       attempts: 1,
       lastError: 'Refused to connect: localhost resolves to a loopback address.',

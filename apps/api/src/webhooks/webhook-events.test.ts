@@ -5,7 +5,7 @@ import { deferCleanups, deferredReceiver } from '../testing/cleanups.ts';
 import { postPlant } from '../testing/http-request.ts';
 import { TEST_TOKEN } from '../testing/test-server.ts';
 import type { ReceivedWebhook } from '../testing/webhook-receiver.ts';
-import { callApi, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '../testing/webhook-service.ts';
 
 const defer = deferCleanups();
 
@@ -48,6 +48,12 @@ describe('webhook event types', () => {
       { type: 'newPlant', plant: { id: 2n, name: 'Moss' } },
     ]);
     expect(new Set(everything.received.map(({ headers }) => headers['webhook-id'])).size).toBe(3);
+    // Listed with their event types, newest first, each under the webhook-id it was sent with.
+    const listed = await listDeliveries<{ id: string; type: string }>(service.base, all.id);
+    expect(listed.map(({ id: webhookId, type }) => [webhookId, type])).toStrictEqual(
+      [...everything.received].reverse().map(({ headers }) => [headers['webhook-id'], headers['webhook-event-type']]),
+    );
+    expect(listed.map(({ type }) => type)).toStrictEqual(['newPlant', 'plantDeleted', 'newPlant']);
     // The endpoint that did not ask for deletions: the two creations, bodies as they always were.
     expect(creations.received.map(({ body }) => body)).toStrictEqual([
       '{"id":9007199254740993,"name":"Fern","tag":"shade"}',

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   stringifyExactJson,
+  WEBHOOK_EVENT_TYPE_HEADER,
   WEBHOOK_TEST_ID_PREFIX,
   type WebhookEventType,
   type WebhookTestResult,
@@ -112,7 +113,10 @@ export const createWebhookTester = ({
       const keys = [stored.secret, ...(stored.previousSecrets ?? [])].map((secret) =>
         secretKey(secrets.open(endpoint.id, secret)),
       );
-      const headers = signedHeaders(keys, webhookId, Math.floor(now.getTime() / 1000), body);
+      const headers = {
+        ...signedHeaders(keys, webhookId, Math.floor(now.getTime() / 1000), body),
+        [WEBHOOK_EVENT_TYPE_HEADER]: type,
+      };
       const started = performance.now();
       const outcome = await postWebhook(endpoint.url, body, headers, { timeoutMs, allowPrivate, agents });
       const durationMs = Math.round(performance.now() - started);

@@ -4,6 +4,7 @@ import {
   DELIVERIES_LIMIT_DEFAULT,
   toWebhookEndpoint,
   WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_EVENT_TYPES,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
   WEBHOOK_TESTS_PER_MINUTE,
@@ -71,6 +72,7 @@ const s = initServer();
 const toDelivery = (delivery: StoredDelivery) => ({
   id: delivery.id,
   plantId: delivery.plantId,
+  type: delivery.type,
   status: delivery.status,
   attempts: delivery.attempts,
   ...(delivery.lastStatus !== undefined && { lastStatus: delivery.lastStatus }),
@@ -343,7 +345,7 @@ export const createWebhooksRouter = (
           const secrets = await store.signingSecrets(endpoint.id);
           // Deleted meanwhile.
           if (secrets === undefined) return notFound(params.id);
-          const type = body?.eventType ?? endpoint.eventTypes[0] ?? 'newPlant';
+          const type = body?.eventType ?? endpoint.eventTypes[0] ?? WEBHOOK_EVENT_TYPES[0];
           return { status: 200, body: await tester.send(endpoint, secrets, type) };
         } finally {
           admission.release();

@@ -12,7 +12,7 @@ import {
   ServiceUnavailableError,
 } from '../errors.ts';
 import { createPlantClient } from '../plant-client.ts';
-import { verifyPlantWebhook } from '../webhooks/verify-plant-webhook.ts';
+import { verifyPlantWebhook, verifyPlantWebhookEvent } from '../webhooks/verify-plant-webhook.ts';
 import { createPlantStoreFake, type PlantStoreFakeOptions, type SignedDelivery } from './plant-store-fake.ts';
 
 const BASE_URL = 'https://plants.test';
@@ -259,8 +259,48 @@ describe('webhooks', () => {
       name: 'Big',
     });
     expect((await client.listWebhookDeliveries(endpoint.id)).data).toStrictEqual([
-      { id: delivery.id, plantId: 9007199254740993n, status: 'pending', attempts: 0 },
+      { id: delivery.id, plantId: 9007199254740993n, type: 'newPlant', status: 'pending', attempts: 0 },
     ]);
+  });
+
+  it('records deletions for endpoints subscribed to them, signed in the payload format of each endpoint', async () => {
+    const { fake, client } = setUp();
+    const plain = await client.createWebhook({ url, eventTypes: ['plantDeleted'] });
+    const standard = await client.createWebhook({
+      url: `${url}/standard`,
+      eventTypes: ['newPlant', 'plantDeleted'],
+      payloadFormat: 'standard',
+    });
+    await client.createPlant({ id: 7, name: 'Fern', tag: 'shade' });
+    await client.deletePlant(7);
+
+    const signed = await Promise.all(fake.deliveries().map((delivery) => fake.signDelivery(delivery)));
+    expect(signed.map(({ url: to, headers, body }) => [to, headers['webhook-event-type'], body])).toStrictEqual([
+      [
+        `${url}/standard`,
+        'plantDeleted',
+        expect.stringMatching(
+          /^\{"type":"plantDeleted","timestamp":"[^"]+","data":\{"id":7,"plant":\{"id":7,"name":"Fern","tag":"shade"\}\}\}$/,
+        ),
+      ],
+      [url, 'plantDeleted', '{"id":7,"plant":{"id":7,"name":"Fern","tag":"shade"}}'],
+      [
+        `${url}/standard`,
+        'newPlant',
+        expect.stringMatching(
+          /^\{"type":"newPlant","timestamp":"[^"]+","data":\{"id":7,"name":"Fern","tag":"shade"\}\}$/,
+        ),
+      ],
+    ]);
+    const secrets = [standard.secret, plain.secret, standard.secret];
+    expect(
+      signed.map(({ body, headers }, index) => verifyPlantWebhookEvent(secrets[index] ?? '', body, headers)),
+    ).toStrictEqual([
+      { type: 'plantDeleted', id: 7n, plant: { id: 7n, name: 'Fern', tag: 'shade' } },
+      { type: 'plantDeleted', id: 7n, plant: { id: 7n, name: 'Fern', tag: 'shade' } },
+      { type: 'newPlant', plant: { id: 7n, name: 'Fern', tag: 'shade' } },
+    ]);
+    expect((await client.listWebhookDeliveries(plain.id)).data.map(({ type }) => type)).toStrictEqual(['plantDeleted']);
   });
 
   it('settles deliveries as the test says the receiver answered; recover and retry make them pending again', async () => {
@@ -273,8 +313,15 @@ describe('webhooks', () => {
     fake.settleDelivery(fern.id, 'delivered');
     fake.settleDelivery(ivy.id, 'failed');
     expect((await client.listWebhookDeliveries(endpoint.id)).data).toStrictEqual([
-      { id: ivy.id, plantId: 2, status: 'failed', attempts: 1 },
-      { id: fern.id, plantId: 1, status: 'delivered', attempts: 1, deliveredAt: '2026-11-27T00:00:00.000Z' },
+      { id: ivy.id, plantId: 2, type: 'newPlant', status: 'failed', attempts: 1 },
+      {
+        id: fern.id,
+        plantId: 1,
+        type: 'newPlant',
+        status: 'delivered',
+        attempts: 1,
+        deliveredAt: '2026-11-27T00:00:00.000Z',
+      },
     ]);
     expect(await client.recoverWebhook(endpoint.id, { since: new Date(0) })).toStrictEqual({ requeued: 1 });
     await client.retryWebhookDelivery(endpoint.id, fern.id);

@@ -13,6 +13,9 @@ import {
   toWebhookEndpoint,
   validationMessage,
   WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_EVENT_TYPE_HEADER,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_EVENT_TYPES_DEFAULT,
   WEBHOOK_PREVIOUS_SECRETS_MAX,
   WEBHOOK_RECOVER_MAX,
   WEBHOOK_ROTATION_GRACE_DEFAULT_MS,
@@ -20,7 +23,9 @@ import {
   WEBHOOK_TESTS_PER_MINUTE,
   type WebhookDelivery,
   type WebhookEndpoint,
+  type WebhookEventType,
   type WebhookTestAnswer,
+  webhookEventBody,
   webhookTestBody,
   webhookTestOutcome,
   webhookTestsLimited,
@@ -69,14 +74,16 @@ export type PlantStoreFakeOptions = {
   sendTestDelivery?: (delivery: SignedDelivery) => Promise<WebhookTestAnswer>;
 };
 
-/** What the fake would deliver to one subscribed endpoint for one created plant. */
+/** What the fake would deliver to one subscribed endpoint for one event. */
 export type RecordedDelivery = {
   /** The delivery's webhook-id. */
   id: string;
   endpointId: string;
-  /** The endpoint's URL when the plant was announced. */
+  /** The event announced: `newPlant` for a created plant, `plantDeleted` for a deleted one. */
+  type: WebhookEventType;
+  /** The endpoint's URL when the event was announced. */
   url: string;
-  /** The plant announced: the delivery's body. */
+  /** The plant the event is about, as it was stored: its data make the delivery's body (see `signDelivery`). */
   plant: PlantWithId;
   /** pending until `settleDelivery` says how the receiver answered (the fake sends nothing itself). */
   status: WebhookDelivery['status'];
@@ -109,9 +116,10 @@ export type PlantStoreFake = {
   /** What the fake would deliver, newest first: to `endpointId`, or to every endpoint. */
   deliveries(endpointId?: string): RecordedDelivery[];
   /**
-   * The delivery as the service would send it now: its JSON body and Standard Webhooks headers,
+   * The delivery as the service would send it now: its JSON body in the endpoint's payload format
+   * (the service's own function makes it), its Standard Webhooks headers and its event type,
    * signed with the endpoint's secret (and the previous one during a rotation's grace), so that
-   * `verifyPlantWebhook` accepts it.
+   * `verifyPlantWebhookEvent` accepts it.
    */
   signDelivery(delivery: RecordedDelivery, options?: { timestampSeconds?: number }): Promise<SignedDelivery>;
   /**
@@ -156,9 +164,10 @@ const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : 
 const toPlantWithId = ({ id, name, tag }: StoredPlant): PlantWithId =>
   tag === undefined ? { id: exactId(id), name } : { id: exactId(id), name, tag };
 
-const toDelivery = ({ id, plant, status, attempts, deliveredAt }: StoredDelivery): WebhookDelivery => ({
+const toDelivery = ({ id, type, plant, status, attempts, deliveredAt }: StoredDelivery): WebhookDelivery => ({
   id,
   plantId: plant.id,
+  type,
   status,
   attempts,
   ...(deliveredAt !== undefined && { deliveredAt: deliveredAt.toISOString() }),
@@ -264,13 +273,15 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     });
   };
 
-  const announce = (plant: StoredPlant) => {
+  /** Records a delivery of the event to every enabled endpoint subscribed to its type, as the service's outbox does. */
+  const announce = (type: WebhookEventType, plant: StoredPlant) => {
     for (const endpoint of endpoints.values()) {
-      if (!endpoint.enabled || !endpoint.eventTypes.includes('newPlant')) continue;
+      if (!endpoint.enabled || !endpoint.eventTypes.includes(type)) continue;
       deliverySeq += 1;
       deliveries.unshift({
         id: `msg_${instance}_${deliverySeq}`,
         endpointId: endpoint.id,
+        type,
         url: endpoint.url,
         plant: toPlantWithId(plant),
         status: 'pending',
@@ -344,7 +355,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const known = plants.get(plant.id);
       if (known === undefined) {
         store(plant);
-        announce(plant);
+        announce('newPlant', plant);
       } else if (known.name !== plant.name || known.tag !== plant.tag) {
         return errorAnswer(409, `A plant with id ${plant.id} already exists with different data.`);
       }
@@ -366,8 +377,11 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
     },
     deletePlant: async ({ params }) => {
       const { id } = parsed(contract.deletePlant.pathParams, params, 'path parameters');
-      if (!plants.delete(id)) throw plantNotFound(id);
+      const plant = plants.get(id);
+      if (plant === undefined) throw plantNotFound(id);
+      plants.delete(id);
       sorted = undefined;
+      announce('plantDeleted', plant);
       return { status: 204, body: undefined };
     },
     createWebhook: async ({ body, principal }) => {
@@ -387,7 +401,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         id: `ep_${hex(16)}`,
         url,
         ...(endpointBody.description !== undefined && { description: endpointBody.description }),
-        eventTypes: endpointBody.eventTypes ?? ['newPlant'],
+        eventTypes: endpointBody.eventTypes ?? [...WEBHOOK_EVENT_TYPES_DEFAULT],
         payloadFormat: endpointBody.payloadFormat ?? 'plain',
         ...(endpointBody.rateLimit !== undefined && { rateLimit: endpointBody.rateLimit }),
         enabled: true,
@@ -473,7 +487,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const endpoint = endpointOf(id, principal);
       const wait = takeTest(`${principal.key}\0${endpoint.url}`);
       if (wait > 0) return errorAnswer(429, webhookTestsLimited(id, wait), { 'retry-after': String(wait) });
-      const eventType = request?.eventType ?? endpoint.eventTypes[0] ?? 'newPlant';
+      const eventType = request?.eventType ?? endpoint.eventTypes[0] ?? WEBHOOK_EVENT_TYPES[0];
       const webhookId = `${WEBHOOK_TEST_ID_PREFIX}${hex(16)}`;
       const at = now();
       const text = stringifyExactJson(webhookTestBody(eventType, endpoint.payloadFormat, at));
@@ -482,7 +496,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const answer = await sendTestDelivery({
         url: endpoint.url,
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...signed },
+        headers: { 'content-type': 'application/json', ...signed, [WEBHOOK_EVENT_TYPE_HEADER]: eventType },
         body: text,
       });
       const { delivered, status, error } = webhookTestOutcome(answer);
@@ -644,9 +658,13 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const endpoint = endpoints.get(delivery.endpointId);
       if (endpoint === undefined)
         throw new RangeError(`No webhook endpoint has id ${JSON.stringify(delivery.endpointId)}.`);
-      const body = stringifyExactJson(delivery.plant);
+      // As the service makes it when it claims the delivery: in the endpoint's format then,
+      // timestamped when the event was announced.
+      const { type, plant, createdAt } = delivery;
+      const body = stringifyExactJson(webhookEventBody(type, endpoint.payloadFormat, plant, createdAt));
       const signed = await signedHeaders(signingSecrets(endpoint), delivery.id, timestampSeconds, body);
-      return { url: endpoint.url, method: 'POST', headers: { 'content-type': 'application/json', ...signed }, body };
+      const headers = { 'content-type': 'application/json', ...signed, [WEBHOOK_EVENT_TYPE_HEADER]: type };
+      return { url: endpoint.url, method: 'POST', headers, body };
     },
     settleDelivery: (deliveryId, outcome) => {
       const delivery = deliveries.find((candidate) => candidate.id === deliveryId);

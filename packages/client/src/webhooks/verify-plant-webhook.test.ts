@@ -202,15 +202,18 @@ describe('verifyPlantWebhook', () => {
 });
 
 describe('verifyPlantWebhookEvent', () => {
-  // Each event in the default body (ids exact to int64) and in the structured one.
+  /** As the service sends it: signed, and its type in the webhook-event-type header. */
+  const sent = (body: string, type: string) => ({ ...sign(body), 'webhook-event-type': type });
+
+  // Each event in the plain body (ids exact to int64) and in the structured one, typed by the header.
   it.each([
     [
-      'a creation, default body',
+      'a creation, plain body',
       '{"id":9223372036854775807,"name":"Max","tag":"edge"}',
       { type: 'newPlant', plant: { id: 9223372036854775807n, name: 'Max', tag: 'edge' } },
     ],
     [
-      'a deletion, default body',
+      'a deletion, plain body',
       '{"id":9223372036854775807,"plant":{"id":9223372036854775807,"name":"Max"}}',
       { type: 'plantDeleted', id: 9223372036854775807n, plant: { id: 9223372036854775807n, name: 'Max' } },
     ],
@@ -225,14 +228,48 @@ describe('verifyPlantWebhookEvent', () => {
       { type: 'plantDeleted', id: 1n, plant: { id: 1n, name: 'Fern' } },
     ],
   ])('types %s', (_what, body, event) => {
-    expect(verifyPlantWebhookEvent(secret, body, sign(body))).toStrictEqual(event);
+    expect(verifyPlantWebhookEvent(secret, body, sent(body, event.type))).toStrictEqual(event);
+  });
+
+  it('reads a structured body without the header by its type, and a plain one as a newPlant (services before the header)', () => {
+    const structured =
+      '{"type":"plantDeleted","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"plant":{"id":1,"name":"Fern"}}}';
+    expect(verifyPlantWebhookEvent(secret, structured, sign(structured)).type).toBe('plantDeleted');
+    const plain = '{"id":1,"name":"Fern"}';
+    expect(verifyPlantWebhookEvent(secret, plain, sign(plain))).toStrictEqual({
+      type: 'newPlant',
+      plant: { id: 1n, name: 'Fern' },
+    });
+    // The type is never guessed from the body: a deletion's plain body without the header is refused.
+    const deletion = '{"id":1,"plant":{"id":1,"name":"Fern"}}';
+    expect(failure(() => verifyPlantWebhookEvent(secret, deletion, sign(deletion))).message).toBe(
+      'The webhook body is not a newPlant event.',
+    );
+  });
+
+  it('refuses an unknown type, a header that contradicts the body, and a body that is not its type', () => {
+    const plain = '{"id":1,"name":"Fern"}';
+    const unknown = failure(() => verifyPlantWebhookEvent(secret, plain, sent(plain, 'plantUpdated')));
+    expect([unknown.reason, unknown.message]).toStrictEqual([
+      'body',
+      'The webhook event type "plantUpdated" is unknown.',
+    ]);
+    const structured = '{"type":"newPlant","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1,"name":"Fern"}}';
+    const contradicted = failure(() => verifyPlantWebhookEvent(secret, structured, sent(structured, 'plantDeleted')));
+    expect([contradicted.reason, contradicted.message]).toStrictEqual([
+      'body',
+      'The webhook-event-type header says "plantDeleted", but the body is a newPlant event.',
+    ]);
+    expect(failure(() => verifyPlantWebhookEvent(secret, plain, sent(plain, 'plantDeleted'))).message).toBe(
+      'The webhook body is not a plantDeleted event.',
+    );
   });
 
   it('refuses a signed body that is no event, and a deletion passed to verifyPlantWebhook', () => {
     const other = '{"type":"plantDeleted","timestamp":"2026-01-01T00:00:00.000Z","data":{"id":1}}';
     expect(failure(() => verifyPlantWebhookEvent(secret, other, sign(other))).reason).toBe('body');
     const deleted = '{"id":1,"plant":{"id":1,"name":"Fern"}}';
-    expect(failure(() => verifyPlantWebhook(secret, deleted, sign(deleted))).reason).toBe('body');
+    expect(failure(() => verifyPlantWebhook(secret, deleted, sent(deleted, 'plantDeleted'))).reason).toBe('body');
   });
 
   it('refuses a bad signature as verifyPlantWebhook does', () => {

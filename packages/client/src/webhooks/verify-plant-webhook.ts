@@ -1,4 +1,11 @@
-import { NewPlant, PlantDeleted, parseExactJson, WebhookEventType } from '@org/plant-contract';
+import {
+  type NewPlant,
+  parseExactJson,
+  unknownEventType,
+  WEBHOOK_EVENT_TYPE_HEADER,
+  WEBHOOK_EVENTS,
+  WebhookEventType,
+} from '@org/plant-contract';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { z } from 'zod';
 import { PlantClientError } from '../errors.ts';
@@ -45,7 +52,7 @@ export type PlantWebhook = { id: bigint; name: string; tag?: string };
 /** Request headers as Node (`req.headers`), fetch (`Headers`) or a plain object give them. */
 export type WebhookHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
 
-const NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+const NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature', WEBHOOK_EVENT_TYPE_HEADER] as const;
 
 const headerValues = (headers: WebhookHeaders): Record<string, string> => {
   const values: Record<string, string> = {};
@@ -76,7 +83,7 @@ const verifiedBody = (
   secret: string | readonly string[],
   body: string | Uint8Array,
   headers: WebhookHeaders,
-): unknown => {
+): { parsed: unknown; eventType: string | undefined } => {
   const text = typeof body === 'string' ? body : new TextDecoder('utf-8', { fatal: false }).decode(body);
   const secrets = typeof secret === 'string' ? [secret] : secret;
   if (secrets.length === 0) {
@@ -119,7 +126,7 @@ const verifiedBody = (
     throw new PlantWebhookVerificationError(reason, message, { cause: error });
   }
   try {
-    return parseExactJson(text);
+    return { parsed: parseExactJson(text), eventType: values[WEBHOOK_EVENT_TYPE_HEADER] };
   } catch (error) {
     throw new PlantWebhookVerificationError('body', 'The webhook body is not JSON.', { cause: error });
   }
@@ -143,7 +150,7 @@ export const verifyPlantWebhook = (
   body: string | Uint8Array,
   headers: WebhookHeaders,
 ): PlantWebhook => {
-  const plant = NewPlant.safeParse(verifiedBody(secret, body, headers));
+  const plant = WEBHOOK_EVENTS.newPlant.data.safeParse(verifiedBody(secret, body, headers).parsed);
   if (!plant.success) {
     throw new PlantWebhookVerificationError('body', 'The webhook body is not a NewPlant.', { cause: plant.error });
   }
@@ -160,34 +167,53 @@ export type PlantWebhookEvent =
 /** The structured body (Standard Webhooks), for endpoints that ask for it. */
 const StructuredBody = z.object({ type: WebhookEventType, timestamp: z.string(), data: z.unknown() });
 
+/** The event of `type` that `data` is, checked against the type's schema; undefined when it is not. */
 const eventOf = (type: WebhookEventType, data: unknown): PlantWebhookEvent | undefined => {
-  if (type === 'newPlant') {
-    const plant = NewPlant.safeParse(data);
-    return plant.success ? { type, plant: toPlantWebhook(plant.data) } : undefined;
+  switch (type) {
+    case 'newPlant': {
+      const plant = WEBHOOK_EVENTS.newPlant.data.safeParse(data);
+      return plant.success ? { type, plant: toPlantWebhook(plant.data) } : undefined;
+    }
+    case 'plantDeleted': {
+      const deleted = WEBHOOK_EVENTS.plantDeleted.data.safeParse(data);
+      return deleted.success
+        ? { type, id: BigInt(deleted.data.id), plant: toPlantWebhook(deleted.data.plant) }
+        : undefined;
+    }
+    default:
+      return unknownEventType(type);
   }
-  const deleted = PlantDeleted.safeParse(data);
-  return deleted.success ? { type, id: BigInt(deleted.data.id), plant: toPlantWebhook(deleted.data.plant) } : undefined;
 };
 
 /**
  * Verifies a delivery of any event type as verifyPlantWebhook does, and returns the event it
- * announces: a newPlant or a plantDeleted, in the default body or the structured one
- * (`{ type, timestamp, data }`). Throws PlantWebhookVerificationError as verifyPlantWebhook does,
- * with `body` when the body is neither event.
+ * announces, in the plain body or the structured one (`{ type, timestamp, data }`). The type is
+ * the structured body's, else the webhook-event-type header's; a plain body without the header
+ * is a newPlant, the only event services before the header sent. Throws
+ * PlantWebhookVerificationError as verifyPlantWebhook does, with `body` when the type is unknown,
+ * the header and the body disagree, or the body is not the type's.
  */
 export const verifyPlantWebhookEvent = (
   secret: string | readonly string[],
   body: string | Uint8Array,
   headers: WebhookHeaders,
 ): PlantWebhookEvent => {
-  const parsed = verifiedBody(secret, body, headers);
+  const { parsed, eventType } = verifiedBody(secret, body, headers);
   const structured = StructuredBody.safeParse(parsed);
-  // The default body carries no type: a deletion is the one with a `plant` in it.
-  const event = structured.success
-    ? eventOf(structured.data.type, structured.data.data)
-    : eventOf(typeof parsed === 'object' && parsed !== null && 'plant' in parsed ? 'plantDeleted' : 'newPlant', parsed);
+  const type = structured.success ? structured.data.type : (eventType ?? 'newPlant');
+  if (eventType !== undefined && eventType !== type) {
+    throw new PlantWebhookVerificationError(
+      'body',
+      `The ${WEBHOOK_EVENT_TYPE_HEADER} header says ${JSON.stringify(eventType)}, but the body is a ${type} event.`,
+    );
+  }
+  const named = WebhookEventType.safeParse(type);
+  if (!named.success) {
+    throw new PlantWebhookVerificationError('body', `The webhook event type ${JSON.stringify(type)} is unknown.`);
+  }
+  const event = eventOf(named.data, structured.success ? structured.data.data : parsed);
   if (event === undefined) {
-    throw new PlantWebhookVerificationError('body', 'The webhook body is neither a newPlant nor a plantDeleted event.');
+    throw new PlantWebhookVerificationError('body', `The webhook body is not a ${named.data} event.`);
   }
   return event;
 };

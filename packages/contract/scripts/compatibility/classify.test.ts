@@ -32,6 +32,20 @@ describe('classifyChanges, stricter than api-smart-diff where clients read', () 
     );
   });
 
+  it('calls a header the service starts sending with a webhook compatible, and one it stops sending breaking', () => {
+    const header = { name: 'webhook-extra', in: 'header', required: true, schema: { type: 'string' } };
+    const added = changed((document) => {
+      document.webhooks.newPlant.post.parameters.push(header);
+    });
+    expect(added.map(({ kind, pointer }) => [kind, pointer])).toStrictEqual([
+      ['compatible', `#/webhooks/newPlant/post/parameters/${DOCUMENT.webhooks.newPlant.post.parameters.length}`],
+    ]);
+    const removed = changed((document) => {
+      document.webhooks.newPlant.post.parameters.shift();
+    });
+    expect(removed.map(({ kind }) => kind)).toContain('breaking');
+  });
+
   it("reads a webhook's body as something the service sends: a field removed from it is breaking", () => {
     const changes = changed((document) => {
       delete document.components.schemas.NewPlant.properties.tag;

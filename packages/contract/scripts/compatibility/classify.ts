@@ -74,8 +74,12 @@ const stricter = (path: ReadonlyArray<string | number>, diff: Diff): ChangeKind 
   // A documented status removed: clients that handle it meet an answer they do not expect.
   if (parent === 'responses' && path.length === 5 && diff.action === 'remove') return 'breaking';
   if (!isSent(path)) {
-    // A header the service stops sending with a webhook: receivers that check it fail.
-    if (path[0] === 'webhooks' && parent === 'parameters' && diff.action === 'remove') return 'breaking';
+    if (path[0] === 'webhooks' && parent === 'parameters') {
+      // A header the service stops sending with a webhook: receivers that check it fail.
+      if (diff.action === 'remove') return 'breaking';
+      // One it starts sending, required or not: receivers that do not read it are not affected.
+      if (diff.action === 'add') return 'compatible';
+    }
     return undefined;
   }
   // A field the service no longer sends, or no longer always sends.

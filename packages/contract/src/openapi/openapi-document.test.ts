@@ -9,6 +9,7 @@ import { parseExactJson, stringifyExactJson } from '../exact-json.ts';
 import { ListPlantsQuery } from '../parameters.ts';
 import { ApiError, NewPlant, Plant } from '../schemas.ts';
 import { CONTRACT_VERSION } from '../version.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhook-events.ts';
 import {
   CreatedWebhookEndpoint,
   NewWebhookEndpoint,
@@ -149,19 +150,26 @@ describe('the OpenAPI document', () => {
     expect(createOpenApiDocument({ servers }).servers).toEqual(servers);
   });
 
-  it('declares the newPlant webhook: a POST of NewPlant with the three Standard Webhooks headers, acknowledged by any 2xx', () => {
-    const post = json.webhooks.newPlant?.post;
-    expect(post?.requestBody).toMatchObject({
-      required: true,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
-    });
-    expect(post?.parameters?.map(({ name, in: where, required }) => [name, where, required])).toStrictEqual([
-      ['webhook-id', 'header', true],
-      ['webhook-timestamp', 'header', true],
-      ['webhook-signature', 'header', true],
-    ]);
-    expect(Object.keys(post?.responses ?? {})).toStrictEqual(['2XX']);
-    expect(post?.security).toStrictEqual([]);
+  it('declares a webhook per event type of the catalogue: a POST of its data, with the Standard Webhooks headers and its type, acknowledged by any 2xx', () => {
+    expect(Object.keys(json.webhooks)).toStrictEqual([...WEBHOOK_EVENT_TYPES]);
+    const bodies = { newPlant: 'NewPlant', plantDeleted: 'PlantDeleted' } satisfies Record<WebhookEventType, string>;
+    for (const type of WEBHOOK_EVENT_TYPES) {
+      const post = json.webhooks[type]?.post;
+      expect(post?.operationId).toBe(type);
+      expect(post?.requestBody).toMatchObject({
+        required: true,
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${bodies[type]}` } } },
+      });
+      expect(post?.parameters?.map(({ name, in: where, required }) => [name, where, required])).toStrictEqual([
+        ['webhook-id', 'header', true],
+        ['webhook-timestamp', 'header', true],
+        ['webhook-signature', 'header', true],
+        ['webhook-event-type', 'header', true],
+      ]);
+      expect(post?.parameters?.at(-1)?.schema).toStrictEqual({ type: 'string', const: type });
+      expect(Object.keys(post?.responses ?? {})).toStrictEqual(['2XX']);
+      expect(post?.security).toStrictEqual([]);
+    }
   });
 
   it('has the webhook management paths, the created endpoint with its secret only in the 201', () => {

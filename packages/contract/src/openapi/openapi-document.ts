@@ -10,9 +10,14 @@ import type { ZodTypeAny } from 'zod';
 import { contract, type RouteMetadata } from '../contract.ts';
 import { exactJsonReplacer, restoreExactIntegers } from '../exact-json.ts';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency.ts';
-import { NewPlant } from '../schemas.ts';
 import { CONTRACT_VERSION } from '../version.ts';
-import { PlantDeleted, WEBHOOK_HEADERS } from '../webhooks.ts';
+import {
+  WEBHOOK_EVENT_TYPE_HEADER,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_EVENTS,
+  type WebhookEventType,
+} from '../webhook-events.ts';
+import { WEBHOOK_HEADERS } from '../webhooks.ts';
 import { COMPONENT_DOCS, componentSchemas, WIRE_FORMATS } from './components.ts';
 import { type JsonSchema, sameSchema, toJsonSchema } from './json-schema.ts';
 import { errorStatusDocs, HEADERS, type HeaderObject } from './responses.ts';
@@ -102,34 +107,35 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   webhooks: 'Receivers subscribed to new plants, and the deliveries made to them',
 };
 
-type WebhookEvent = { summary: string; sentTo: string; body: ZodTypeAny; bodyDescription: string };
+type WebhookDocs = {
+  summary: string;
+  /** Who receives it, and when: the start of the operation's description. */
+  sentTo: string;
+  bodyDescription: string;
+};
 
-/** What the service POSTs to each endpoint subscribed to the event type. */
-const WEBHOOK_EVENTS: Readonly<Record<'newPlant' | 'plantDeleted', WebhookEvent>> = {
+/** Each event type's words in the document; a type without them fails typecheck here. */
+const WEBHOOK_DOCS: Readonly<Record<WebhookEventType, WebhookDocs>> = {
   newPlant: {
     summary: 'A new plant was stored',
     sentTo:
       'Sent to every enabled endpoint subscribed to newPlant (the default) once per newly created plant (never for a replayed create)',
-    body: NewPlant,
     bodyDescription: 'The plant as stored, with its exact int64 id.',
   },
   plantDeleted: {
     summary: 'A plant was deleted',
     sentTo:
       'Sent to every enabled endpoint subscribed to plantDeleted once per deleted plant (never for a DELETE that answered 404)',
-    body: PlantDeleted,
     bodyDescription: 'The id of the deleted plant and the plant as it was stored.',
   },
 };
 
-const webhookOperation = (
-  operationId: keyof typeof WEBHOOK_EVENTS,
-  schemaOf: (schema: ZodTypeAny) => JsonSchema,
-): OpenApiOperation => ({
-  operationId,
-  summary: WEBHOOK_EVENTS[operationId].summary,
+/** What the service POSTs to each endpoint subscribed to the event type. */
+const webhookOperation = (type: WebhookEventType, schemaOf: (schema: ZodTypeAny) => JsonSchema): OpenApiOperation => ({
+  operationId: type,
+  summary: WEBHOOK_DOCS[type].summary,
   description:
-    `${WEBHOOK_EVENTS[operationId].sentTo}, signed by the Standard Webhooks scheme. ` +
+    `${WEBHOOK_DOCS[type].sentTo}, signed by the Standard Webhooks scheme. ` +
     'Delivery is at least once: the same webhook-id may arrive more than once, so deduplicate on it. Answer any 2xx within the timeout (15 s by default) to acknowledge; ' +
     'anything else, redirects included, is retried with growing delays (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h by default, with jitter, honouring Retry-After) and then given up. ' +
     '410 Gone disables the endpoint.',
@@ -140,12 +146,18 @@ const webhookOperation = (
     in: 'header' as const,
     required: true,
     description,
-    schema: name === 'webhook-timestamp' ? { type: 'string', pattern: '^[0-9]+$' } : { type: 'string' },
+    schema:
+      name === 'webhook-timestamp'
+        ? { type: 'string', pattern: '^[0-9]+$' }
+        : name === WEBHOOK_EVENT_TYPE_HEADER
+          ? { type: 'string', const: type }
+          : { type: 'string' },
   })),
   requestBody: {
-    description: WEBHOOK_EVENTS[operationId].bodyDescription,
+    // The schema is the plain format's: the standard one wraps the same data, as said here.
+    description: `${WEBHOOK_DOCS[type].bodyDescription} This is the body in the plain payload format (the default); in the standard one, the body is \`{ "type": "${type}", "timestamp": <when the event was announced>, "data": <this> }\`.`,
     required: true,
-    content: { [JSON_MEDIA_TYPE]: { schema: schemaOf(WEBHOOK_EVENTS[operationId].body) } },
+    content: { [JSON_MEDIA_TYPE]: { schema: schemaOf(WEBHOOK_EVENTS[type].data) } },
   },
   responses: {
     '2XX': { description: 'The plant was received; any 2xx status acknowledges it. Any other answer is retried.' },
@@ -316,10 +328,7 @@ export const createOpenApiDocument = ({
     security: [{ [SECURITY_SCHEME]: [] }],
     tags: tags.map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] && { description: TAG_DESCRIPTIONS[name] }) })),
     paths,
-    webhooks: {
-      newPlant: { post: webhookOperation('newPlant', schemaOf) },
-      plantDeleted: { post: webhookOperation('plantDeleted', schemaOf) },
-    },
+    webhooks: Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, { post: webhookOperation(type, schemaOf) }])),
     components: {
       schemas,
       headers: { ...HEADERS },

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
+import {
+  WEBHOOK_EVENT_TYPES_DEFAULT,
+  WEBHOOK_PREVIOUS_SECRETS_MAX,
+  type WebhookEventType,
+  type WebhookPayloadFormat,
+} from '@org/plant-contract';
 import {
   DELETE_BATCH,
   type DeliveryRow,
@@ -19,14 +24,12 @@ import {
   type ClaimedDelivery,
   type ClaimOptions,
   type CreateEndpointOutcome,
-  DEFAULT_EVENT_TYPES,
   DISABLED_BY_REQUEST,
   type EndpointBacklog,
   type EndpointCaps,
   type EndpointChanges,
   type EndpointSecrets,
   type NewStoredEndpoint,
-  type PayloadFormat,
   parseDeliveryId,
   type RecordedAttempt,
   type SigningSecrets,
@@ -34,7 +37,6 @@ import {
   type StoredEndpoint,
   type UpdateEndpointOutcome,
   type WebhookBacklog,
-  type WebhookEventType,
   type WebhookStore,
 } from '../webhook-store.ts';
 import type { Queryable } from './deadline-pool.ts';
@@ -54,7 +56,7 @@ type ClaimedRow = {
   created_at: Date;
   traceparent: string | null;
   type: WebhookEventType;
-  payload_format: PayloadFormat;
+  payload_format: WebhookPayloadFormat;
   /** Only in the row that reports a rate-limited endpoint left short of room (every other column null). */
   room_ms: number | null;
 };
@@ -162,7 +164,7 @@ const sql = {
                        SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT $2
                      )`,
   deleteEndpoint: 'DELETE FROM webhook_endpoints WHERE id = $1',
-  listDeliveries: `SELECT 'msg_' || s.instance || '_' || d.seq AS id, d.endpoint_id, d.plant_id, d.status, d.attempts,
+  listDeliveries: `SELECT 'msg_' || s.instance || '_' || d.seq AS id, d.endpoint_id, d.type, d.plant_id, d.status, d.attempts,
                           d.last_status, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at
                    FROM webhook_deliveries d CROSS JOIN webhook_settings s
                    WHERE d.endpoint_id = $1 AND d.seq < $3 ORDER BY d.seq DESC LIMIT $2`,
@@ -328,7 +330,7 @@ export class PostgresWebhookStore implements WebhookStore {
         id,
         url,
         description,
-        eventTypes = [...DEFAULT_EVENT_TYPES],
+        eventTypes = [...WEBHOOK_EVENT_TYPES_DEFAULT],
         payloadFormat = 'plain',
         rateLimit,
         secret,

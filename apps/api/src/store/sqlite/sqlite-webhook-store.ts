@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
+import { WEBHOOK_EVENT_TYPES_DEFAULT, WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
 import type { Clock } from '../../clock.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
 import { DELETE_BATCH, LAST_SEQ, storedEventTypes } from '../store-shared.ts';
-import { type AnnounceListeners, DEFAULT_EVENT_TYPES, type WebhookStore } from '../webhook-store.ts';
+import type { AnnounceListeners, WebhookStore } from '../webhook-store.ts';
 import type { Batches } from './protocol.ts';
 
 /** The WebhookStore of SqlitePlantStore: its operations go in the store's batches. */
@@ -15,7 +15,7 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         id,
         url,
         description,
-        eventTypes = [...DEFAULT_EVENT_TYPES],
+        eventTypes = [...WEBHOOK_EVENT_TYPES_DEFAULT],
         payloadFormat = 'plain',
         rateLimit,
         secret,

@@ -4,6 +4,7 @@
  * thread imports this module: it stays free of the contract and of the store's side.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import type { WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
 import { advancedTat, rateRoom, rescaledTat, roomInMs } from '../rate-limit.ts';
 import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
 import {
@@ -20,12 +21,10 @@ import {
   DISABLED_BY_REQUEST,
   type EndpointBacklog,
   type EndpointSecrets,
-  type PayloadFormat,
   parseDeliveryId,
   type SigningSecrets,
   type UpdateEndpointOutcome,
   type WebhookBacklog,
-  type WebhookEventType,
 } from '../webhook-store.ts';
 import { operation, type Thread } from './operation.ts';
 import { toPlant } from './plants.ts';
@@ -50,7 +49,7 @@ export type ClaimedRow = [
   createdAt: number | bigint,
   traceparent: string | null,
   type: WebhookEventType,
-  payloadFormat: PayloadFormat,
+  payloadFormat: WebhookPayloadFormat,
 ];
 
 type SecretsRow = { id: string; secret: string; previous_secrets: string | null };
@@ -261,7 +260,7 @@ export const webhookStatements = (db: DatabaseSync) => {
       'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? LIMIT ? + 0)',
     ),
     listDeliveries: prepare(
-      `SELECT seq, endpoint_id, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
+      `SELECT seq, endpoint_id, type, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
        FROM webhook_deliveries WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ? + 0`,
       true,
     ),
@@ -420,7 +419,7 @@ export const webhookOperations = {
       url: string,
       description: string | null,
       eventTypes: string,
-      payloadFormat: PayloadFormat,
+      payloadFormat: WebhookPayloadFormat,
       rateLimit: number | null,
       secret: string,
       owner: string,
@@ -462,7 +461,7 @@ export const webhookOperations = {
         url: string;
         description: string | undefined;
         eventTypes: WebhookEventType[];
-        payloadFormat: PayloadFormat;
+        payloadFormat: WebhookPayloadFormat;
         rateLimit: number | undefined;
         owner: string;
       },
@@ -500,7 +499,7 @@ export const webhookOperations = {
       description: string | null,
       enabled: number | null,
       eventTypes: string | null,
-      payloadFormat: PayloadFormat | null,
+      payloadFormat: WebhookPayloadFormat | null,
       setRate: number,
       rateLimit: number | null,
       now: number,
