@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { maxCharacters } from './characters.ts';
 import { Int64 } from './int64.ts';
 import { NewPlant } from './schemas.ts';
+import { uniqueItems } from './unique-items.ts';
 
 /** Longest accepted webhook URL and description, in characters (Unicode code points). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -68,14 +69,15 @@ export type WebhookEventType = z.infer<typeof WebhookEventType>;
 /** What an endpoint receives when it does not say. */
 export const WEBHOOK_EVENT_TYPES_DEFAULT: readonly WebhookEventType[] = ['newPlant'];
 
-const eventTypes = z
-  .array(WebhookEventType, { invalid_type_error: 'must be an array of event types' })
-  .min(1, 'must list at least one event type')
-  .max(WEBHOOK_EVENT_TYPES.length, `must list at most ${WEBHOOK_EVENT_TYPES.length} event types`)
-  .refine((types) => new Set(types).size === types.length, 'must not list an event type twice')
-  .describe(
-    'The event types delivered to the endpoint: newPlant, plantDeleted or both. A change applies to the events announced after it',
-  );
+const eventTypes = uniqueItems(
+  z
+    .array(WebhookEventType, { invalid_type_error: 'must be an array of event types' })
+    .min(1, 'must list at least one event type')
+    .max(WEBHOOK_EVENT_TYPES.length, `must list at most ${WEBHOOK_EVENT_TYPES.length} event types`),
+  'must not list an event type twice',
+).describe(
+  'The event types delivered to the endpoint: newPlant, plantDeleted or both. A change applies to the events announced after it',
+);
 
 /** How an endpoint's deliveries are shaped. */
 export const WebhookPayloadFormat = z
@@ -254,7 +256,11 @@ export const RecoverWebhookDeliveries = z.object(
   {
     since: z
       .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
+      // RFC 3339 allows a lower-case `t` and `z`, which zod's check does not.
+      .toUpperCase()
       .datetime({ offset: true, message: 'must be an RFC 3339 date-time' })
+      // Nor can a Date hold its leap second: the document says so as a pattern.
+      .regex(/^(?!.*:60)/, 'must not be a leap second (:60)')
       .describe('Failed deliveries announced at or after this time are attempted again'),
   },
   objectMessages,

@@ -29,6 +29,17 @@ const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
 
 /** URLs a fuzzed webhook may have: this machine's discard port, where nothing listens. */
 const LOCAL_URLS = fc.constantFrom('http://127.0.0.1:9/hook', 'http://127.0.0.1:9/other', 'http://127.0.0.1:9/a?b=c');
+/**
+ * RFC 3339 date-times in the forms it allows: four-digit years, an offset or `Z`, a `t` and `z` in
+ * either case.
+ */
+const RFC3339_DATE_TIMES = fc
+  .tuple(
+    fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }),
+    fc.constantFrom('Z', 'z', '+05:30', '-12:00'),
+    fc.constantFrom('T', 't'),
+  )
+  .map(([date, zone, separator]) => date.toISOString().replace('T', separator).replace('Z', zone));
 /** Printable ASCII: what fetch lets through in a header value or a query. */
 const printable = (maxLength: number) =>
   fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength });
@@ -67,7 +78,7 @@ const arbitraryOf = (schema: Schema, document: Document, depth = 0): fc.Arbitrar
       return fc.boolean();
     case 'string': {
       if (schema.format === 'uri') return LOCAL_URLS;
-      if (schema.format === 'date-time') return fc.date({ noInvalidDate: true }).map((date) => date.toISOString());
+      if (schema.format === 'date-time') return RFC3339_DATE_TIMES;
       const maxLength = Math.min(Number(schema.maxLength ?? 40), 40);
       const minLength = Math.min(Number(schema.minLength ?? 0), maxLength);
       if (typeof schema.pattern === 'string' && schema.pattern.startsWith('^msg_')) {

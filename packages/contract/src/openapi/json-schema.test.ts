@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { z as z4 } from 'zod/v4';
 import { maxCharacters } from '../characters.ts';
+import { uniqueItems } from '../unique-items.ts';
 import { sameSchema, toJsonSchema } from './json-schema.ts';
 
 describe('toJsonSchema', () => {
@@ -121,6 +122,23 @@ describe('toJsonSchema', () => {
       .refine((n) => n > 0);
     expect(toJsonSchema(digits)).toEqual({ type: 'string', pattern: '^\\d+$' });
     expect(toJsonSchema(z.string().pipe(z.string().min(2)))).toEqual({ type: 'string' });
+  });
+
+  it('writes an array that uniqueItems refines with uniqueItems, through descriptions and optionals', () => {
+    const tags = uniqueItems(z.array(z.string()).max(3), 'must not repeat a tag').describe('Tags');
+    expect(toJsonSchema(tags.optional())).toEqual({
+      description: 'Tags',
+      type: 'array',
+      items: { type: 'string' },
+      maxItems: 3,
+      uniqueItems: true,
+    });
+    expect(tags.safeParse(['a', 'a']).error?.issues[0]?.message).toBe('must not repeat a tag');
+    // Any other refinement of an array says nothing it cannot.
+    expect(toJsonSchema(z.array(z.string()).refine((items) => items.length !== 2))).toEqual({
+      type: 'array',
+      items: { type: 'string' },
+    });
   });
 
   it('puts the description first, and the outermost one wins', () => {
