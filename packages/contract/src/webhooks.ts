@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { maxCharacters } from './characters.ts';
+import { atLeastOneProperty, refineDocumented, uniqueItems } from './documented-refinement.ts';
 import { Int64 } from './int64.ts';
 import { NewPlant } from './schemas.ts';
-import { uniqueItems } from './unique-items.ts';
+import { webhookUrlSchemeProblem } from './webhook-url.ts';
 
 /** Longest accepted webhook URL and description, in characters (Unicode code points). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -40,17 +41,27 @@ const rfc3339 = (description: string) =>
 
 const objectMessages = { invalid_type_error: 'must be a JSON object', required_error: 'is required' };
 
+/**
+ * What the document says of webhookUrlSchemeProblem's rules: an http or https URL (https alone
+ * unless the service allows private targets, which the description says) with no user name or password.
+ */
+const WEBHOOK_URL_SCHEME_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\\\]*(?:[/?#\\\\]|$)';
+
 const endpointShape = {
-  url: maxCharacters(
-    z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
-    WEBHOOK_URL_MAX_LENGTH,
-  )
-    // URL parsing would drop them silently; a URL that carries any is refused instead.
-    .regex(NO_CONTROL_CHARACTERS_OR_WHITESPACE, 'must not contain whitespace or control characters')
-    .url('must be an absolute URL')
-    .describe(
-      'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL for each principal',
-    ),
+  url: refineDocumented(
+    maxCharacters(
+      z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
+      WEBHOOK_URL_MAX_LENGTH,
+    )
+      // URL parsing would drop them silently; a URL that carries any is refused instead.
+      .regex(NO_CONTROL_CHARACTERS_OR_WHITESPACE, 'must not contain whitespace or control characters')
+      .url('must be an absolute URL'),
+    (text) =>
+      URL.canParse(text) ? webhookUrlSchemeProblem(new URL(text), true)?.replace(/^url (.*)\.$/, '$1') : undefined,
+    { pattern: WEBHOOK_URL_SCHEME_PATTERN },
+  ).describe(
+    'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL for each principal',
+  ),
   description: maxCharacters(z.string({ invalid_type_error: 'must be a string' }), WEBHOOK_DESCRIPTION_MAX_LENGTH)
     .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
     .optional()
@@ -208,9 +219,9 @@ const secret = z
 /** The answer to POST /webhooks: the endpoint and, this once, its signing secret. */
 export const CreatedWebhookEndpoint = WebhookEndpoint.extend({ secret });
 
-/** The request body of PATCH /webhooks/{id}: what changes. */
-export const WebhookEndpointChanges = z
-  .object(
+/** The request body of PATCH /webhooks/{id}: what changes, at least one of its fields. */
+export const WebhookEndpointChanges = atLeastOneProperty(
+  z.object(
     {
       url: endpointShape.url.optional(),
       description: endpointShape.description.unwrap().nullable().optional().describe('A new note; null removes it'),
@@ -218,7 +229,7 @@ export const WebhookEndpointChanges = z
         .boolean({ invalid_type_error: 'must be true or false' })
         .optional()
         .describe(
-          'false stops deliveries to the endpoint (pending ones fail); true resumes the deliveries that disabling (or a 410 Gone answer) stopped',
+          'false stops deliveries to the endpoint (pending ones wait); true resumes the deliveries that disabling (or a 410 Gone answer) stopped',
         ),
       eventTypes: eventTypes.optional(),
       payloadFormat: WebhookPayloadFormat.optional(),
@@ -230,18 +241,13 @@ export const WebhookEndpointChanges = z
         ),
     },
     objectMessages,
-  )
-  .refine(
-    (changes) =>
-      changes.url !== undefined ||
-      changes.description !== undefined ||
-      changes.enabled !== undefined ||
-      changes.eventTypes !== undefined ||
-      changes.payloadFormat !== undefined ||
-      changes.rateLimit !== undefined,
-    'must have at least one of url, description, enabled, eventTypes, payloadFormat and rateLimit',
-  );
+  ),
+);
 export type WebhookEndpointChanges = z.infer<typeof WebhookEndpointChanges>;
+/** The fields a PATCH /webhooks/{id} may change. */
+export const WEBHOOK_ENDPOINT_CHANGE_FIELDS = Object.keys(WebhookEndpointChanges.innerType().shape) as ReadonlyArray<
+  keyof WebhookEndpointChanges
+>;
 
 /** The answer to POST /webhooks/{id}/rotate-secret. */
 export const RotatedWebhookSecret = z.object({

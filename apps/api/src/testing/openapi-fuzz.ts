@@ -27,8 +27,19 @@ export type FuzzRequest = {
 const DOCUMENT_FILE = createRequire(import.meta.url).resolve('@org/plant-contract/openapi.json');
 const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
 
-/** URLs a fuzzed webhook may have: this machine's discard port, where nothing listens. */
-const LOCAL_URLS = fc.constantFrom('http://127.0.0.1:9/hook', 'http://127.0.0.1:9/other', 'http://127.0.0.1:9/a?b=c');
+/**
+ * URLs a fuzzed webhook may have: this machine's discard port, where nothing listens, or URIs of
+ * forms a `uri` allows that no webhook may have.
+ */
+const LOCAL_URLS = fc.constantFrom(
+  'http://127.0.0.1:9/hook',
+  'http://127.0.0.1:9/other',
+  'http://127.0.0.1:9/a?b=c',
+  'HTTPS://127.0.0.1:9/upper',
+  'http://user:secret@127.0.0.1:9/hook',
+  'ftp://127.0.0.1:9/hook',
+  'urn:plant:hook',
+);
 /**
  * RFC 3339 date-times in the forms it allows: four-digit years, an offset or `Z`, a `t` and `z` in
  * either case.
@@ -84,7 +95,8 @@ const arbitraryOf = (schema: Schema, document: Document, depth = 0): fc.Arbitrar
       if (typeof schema.pattern === 'string' && schema.pattern.startsWith('^msg_')) {
         return fc.stringMatching(new RegExp(schema.pattern));
       }
-      return fc.string({ minLength, maxLength });
+      // Any code point: lengths count them, as the document's maxLength does.
+      return fc.string({ unit: 'binary', minLength, maxLength });
     }
     case 'array': {
       const items = depth > 3 ? junk : arbitraryOf(schema.items as Schema, document, depth + 1);
