@@ -69,7 +69,10 @@ const arbitraryOf = (schema: Schema, document: Document, depth = 0): fc.Arbitrar
   }
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   const choices = (schema.oneOf ?? schema.anyOf) as Schema[] | undefined;
-  if (choices !== undefined) return fc.oneof(...choices.map((choice) => arbitraryOf(choice, document, depth + 1)));
+  // Beside a type, the choices only narrow it (one of the properties required): drawn from the
+  // type, what they refuse is sent too.
+  if (choices !== undefined && schema.type === undefined)
+    return fc.oneof(...choices.map((choice) => arbitraryOf(choice, document, depth + 1)));
   const type = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
   if (type.includes('null') && type.length > 1) {
     return fc.oneof(
