@@ -398,7 +398,8 @@ try {
     process.exitCode = 1;
   } else {
     console.log(
-      `Release rehearsal: changeset version --snapshot took ${pending.length} pending changeset(s) and a client-only ` +
+      `Release rehearsal: changeset version would release ${releaseVersion}; ` +
+        `changeset version --snapshot took ${pending.length} pending changeset(s) and a client-only ` +
         `patch to ${version} for both packages, each with a CHANGELOG.md (${privateDirs.join(', ')} unmoved); ` +
         `pnpm publish -r put exactly ${expected.join(' and ')} on a Verdaccio registry; a consumer installed ` +
         '@org/plant-client from it, type-checked against it, and created, read and listed a plant, got a 409 ' +
