@@ -2,9 +2,11 @@
  * Rehearses a release against a real registry, without touching this working tree or any public
  * registry:
  *
- * 1. On a snapshot of the working tree in a temporary directory, `changeset version --snapshot`
- *    with every pending changeset plus a patch for the client alone: the published packages move
- *    to one new version together (`fixed`), each CHANGELOG.md quotes its changes, private ones stay.
+ * 1. On a snapshot of the working tree in a temporary directory, with every pending changeset plus
+ *    a patch for the client alone: `changeset version` on a copy (the first release is 1.0.0, the
+ *    version the document states; a later one moves up), then `changeset version --snapshot`: the
+ *    published packages move to one new version together (`fixed`), each CHANGELOG.md quotes its
+ *    changes, private ones stay.
  * 2. Verdaccio on a loopback port, with no uplinks: it holds only what is published to it.
  *    `pnpm publish -r` publishes exactly @org/plant-contract and @org/plant-client to it.
  * 3. A consumer project outside the workspace installs @org/plant-client at that version, with
@@ -35,6 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../apps/api/src/testing/free-port.ts';
 import { linkDir, strictConsumerTsconfig } from '../packages/client/src/testing/consumer-project.ts';
+import { FIRST_RELEASE } from '../packages/contract/scripts/interface-version.ts';
 
 type Manifest = {
   name: string;
@@ -45,6 +48,7 @@ type Manifest = {
   devDependencies?: Record<string, string>;
   bin?: string | Record<string, string>;
 };
+type Document = { info: { version: string } };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -155,6 +159,34 @@ try {
     return existsSync(file) ? readFileSync(file, 'utf8') : '';
   };
   const initial = new Map([...publishedDirs, ...privateDirs].map((dir) => [dir, versionOf(dir)]));
+
+  // The release itself, as `pnpm version-packages` would version it, on a copy: the first release
+  // (no CHANGELOG.md yet) must publish the interface's first version, which the document states
+  // already; a later one must move up.
+  const release = join(work, 'release');
+  cpSync(snapshot, release, { recursive: true, verbatimSymlinks: true });
+  await run(process.execPath, [join(changesetsCli, 'bin.js'), 'version'], release);
+  const releaseVersions = new Set(publishedDirs.map((dir) => readManifest(join(release, dir)).version));
+  const [releaseVersion = ''] = releaseVersions;
+  check(
+    releaseVersions.size === 1,
+    `the release puts the packages on different versions: ${[...releaseVersions].join(', ')}`,
+  );
+  if (publishedDirs.every((dir) => changelogOf(dir) === '')) {
+    const stated = (JSON.parse(readFileSync(join(snapshot, 'packages/contract/openapi.json'), 'utf8')) as Document).info
+      .version;
+    check(
+      releaseVersion === FIRST_RELEASE && stated === FIRST_RELEASE,
+      `the first release would be ${releaseVersion} with a document of ${stated}, not ${FIRST_RELEASE}`,
+    );
+  } else {
+    const before = initial.get('packages/contract') ?? '';
+    check(
+      releaseVersion.localeCompare(before, 'en', { numeric: true }) > 0,
+      `the release would be ${releaseVersion}, not above ${before}`,
+    );
+  }
+
   await run(process.execPath, [join(changesetsCli, 'bin.js'), 'version', '--snapshot', 'rehearsal'], snapshot);
   // What `pnpm version-packages` runs next: the OpenAPI document at the new version, recorded as the
   // released one (the baseline of `pnpm api:check`). Its scripts import zod and @ts-rest/core.
@@ -173,7 +205,7 @@ try {
   const [version = ''] = versions;
   check(versions.size === 1, `published packages on different versions: ${[...versions].join(', ')}`);
   check(/-rehearsal-/.test(version), `the snapshot version ${version} does not name the rehearsal`);
-  const documentVersion = (JSON.parse(documentOf('openapi.json')) as { info: { version: string } }).info.version;
+  const documentVersion = (JSON.parse(documentOf('openapi.json')) as Document).info.version;
   check(documentVersion === version, `openapi.json has info.version ${documentVersion}, not ${version}`);
   check(
     documentOf('released/openapi.json') === documentOf('openapi.json'),
@@ -366,7 +398,8 @@ try {
     process.exitCode = 1;
   } else {
     console.log(
-      `Release rehearsal: changeset version --snapshot took ${pending.length} pending changeset(s) and a client-only ` +
+      `Release rehearsal: changeset version would release ${releaseVersion}; ` +
+        `changeset version --snapshot took ${pending.length} pending changeset(s) and a client-only ` +
         `patch to ${version} for both packages, each with a CHANGELOG.md (${privateDirs.join(', ')} unmoved); ` +
         `pnpm publish -r put exactly ${expected.join(' and ')} on a Verdaccio registry; a consumer installed ` +
         '@org/plant-client from it, type-checked against it, and created, read and listed a plant, got a 409 ' +

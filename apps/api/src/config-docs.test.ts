@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Env } from './config.ts';
+import { CONFIG_DEFAULTS } from './config-defaults.ts';
 
 const PAGE = new URL('../../../docs/configuration.md', import.meta.url);
+/** A page of the repository, its whitespace runs as single spaces (prose wraps anywhere). */
+const prose = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8').replace(/\s+/g, ' ');
 
 /** The page's table rows by the variable named in their first cell: the cells after it. */
 const documentedRows = (): Map<string, string[]> => {
@@ -45,5 +48,22 @@ describe('docs/configuration.md', () => {
 
   it('documents no variable the service does not read', () => {
     expect([...rows.keys()].filter((name) => !(name in Env.shape))).toStrictEqual([]);
+  });
+});
+
+describe('the default retry schedule in the docs', () => {
+  const delays = CONFIG_DEFAULTS.webhooks.retryDelaysMs;
+  /** A delay as the docs write it: 5 s, 5 min, 2 h. */
+  const spoken = (ms: number) =>
+    ms < 60_000 ? `${ms / 1_000} s` : ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`;
+
+  it('states the total of the default delays, to a tenth of an hour', () => {
+    const total = `${(delays.reduce((sum, delay) => sum + delay, 0) / 3_600_000).toFixed(1)} h in all`;
+    for (const page of ['README.md', 'docs/configuration.md']) expect(prose(page), page).toContain(total);
+  });
+
+  it('lists each default delay in docs/webhooks.md', () => {
+    const listed = `${delays.slice(0, -1).map(spoken).join(', ')} and ${spoken(delays.at(-1) ?? 0)}`;
+    expect(prose('docs/webhooks.md')).toContain(`is retried after ${listed} (\`PLANT_WEBHOOK_RETRY_DELAYS_MS\`)`);
   });
 });

@@ -1,2 +1,2 @@
 /** This package's version (written by scripts/write-version.ts on build). */
-export const VERSION = '1.0.0';
+export const VERSION = '0.0.0';

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type AppRoute, type AppRouter, isAppRoute } from '@ts-rest/core';
 import { describe, expect, it } from 'vitest';
 import { contract, SCOPES } from './contract.ts';
+import { componentSchemas } from './openapi/components.ts';
 
 const routesOf = (router: AppRouter): [string, AppRoute][] =>
   Object.entries(router).flatMap(([name, entry]) =>
@@ -53,6 +54,16 @@ describe('README.md', () => {
   it('lists every route of the contract with its method, path and statuses, and no other', () => {
     const rows = tableRows(join(import.meta.dirname, '..', 'README.md'), /^`\w+`$/);
     expect(rows).toStrictEqual(routesOf(contract).map(rowOf));
+  });
+});
+
+describe('README.md, of the schemas', () => {
+  it("names every schema of the document's components (the interface's Error as ApiError)", () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    const unnamed = componentSchemas()
+      .map(([name]) => (name === 'Error' ? 'ApiError' : name))
+      .filter((name) => !readme.includes(`\`${name}\``));
+    expect(unnamed).toStrictEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { IdempotencyHeaders } from './idempotency.ts';
 import { LIST_PAGE_MAX_BYTES, ListPlantsQuery, PlantIdParams } from './parameters.ts';
+import { andList } from './prose.ts';
 import { ApiError, NewPlant, Plant, PlantWithId } from './schemas.ts';
 import { WEBHOOK_TESTS_PER_MINUTE, WebhookTestRequest, WebhookTestResult } from './webhook-test.ts';
 import {
@@ -10,6 +11,7 @@ import {
   RecoverWebhookDeliveries,
   RequeuedWebhookDeliveries,
   RotatedWebhookSecret,
+  WEBHOOK_ENDPOINT_CHANGE_FIELDS,
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_RECOVER_MAX,
   WebhookDelivery,
@@ -128,8 +130,7 @@ export const contract = c.router(
       path: '/webhooks/:id',
       metadata: { scope: 'webhooks:write' } as const satisfies RouteMetadata,
       summary: 'Change a webhook endpoint',
-      description:
-        'Changes any of url (checked as at registration; 409 when another endpoint has it), description (null removes it) and enabled. Disabling fails the pending deliveries; enabling a disabled endpoint makes the deliveries that disabling or a 410 Gone answer stopped pending again, due now. Plants created while it was disabled are not announced to it.',
+      description: `Changes any of ${andList(WEBHOOK_ENDPOINT_CHANGE_FIELDS)}: url is checked as at registration (409 when another endpoint has it); null removes description or rateLimit; eventTypes applies to the events announced after the change, payloadFormat to the deliveries made after it. Disabling stops deliveries to the endpoint: its pending deliveries wait. Enabling a disabled endpoint sends them again, due now (the delivery a 410 Gone answer failed stays failed: recover or retry it). Plants created while it was disabled are not announced to it.`,
       pathParams: WebhookIdParams,
       body: WebhookEndpointChanges,
       responses: withFailures({ 200: WebhookEndpoint }, 404, 409, 413, 415),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { maxCharacters } from './characters.ts';
+import { atLeastOneProperty, refineDocumented, uniqueItems } from './documented-refinement.ts';
 import { Int64 } from './int64.ts';
 import {
   PlantDeleted,
@@ -12,6 +13,8 @@ import {
 
 // Re-exported: the webhook schemas are components of the OpenAPI document (openapi/components.ts).
 export { PlantDeleted, WebhookEventType, WebhookPayloadFormat };
+
+import { webhookUrlSchemeProblem } from './webhook-url.ts';
 
 /** Longest accepted webhook URL and description, in characters (Unicode code points). */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
@@ -49,31 +52,42 @@ const rfc3339 = (description: string) =>
 
 const objectMessages = { invalid_type_error: 'must be a JSON object', required_error: 'is required' };
 
+/**
+ * What the document says of webhookUrlSchemeProblem's rules: an http or https URL (https alone
+ * unless the service allows private targets, which the description says) with no user name or password.
+ */
+const WEBHOOK_URL_SCHEME_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\\\]*(?:[/?#\\\\]|$)';
+
 const endpointShape = {
-  url: maxCharacters(
-    z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
-    WEBHOOK_URL_MAX_LENGTH,
-  )
-    // URL parsing would drop them silently; a URL that carries any is refused instead.
-    .regex(NO_CONTROL_CHARACTERS_OR_WHITESPACE, 'must not contain whitespace or control characters')
-    .url('must be an absolute URL')
-    .describe(
-      'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL for each principal',
-    ),
+  url: refineDocumented(
+    maxCharacters(
+      z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
+      WEBHOOK_URL_MAX_LENGTH,
+    )
+      // URL parsing would drop them silently; a URL that carries any is refused instead.
+      .regex(NO_CONTROL_CHARACTERS_OR_WHITESPACE, 'must not contain whitespace or control characters')
+      .url('must be an absolute URL'),
+    (text) =>
+      URL.canParse(text) ? webhookUrlSchemeProblem(new URL(text), true)?.replace(/^url (.*)\.$/, '$1') : undefined,
+    { pattern: WEBHOOK_URL_SCHEME_PATTERN },
+  ).describe(
+    'Where each new plant is POSTed: an https URL of a host with a public address. Stored and answered in its WHATWG serialization without fragment (`HTTPS://Example.COM/a/../b#x` becomes `https://example.com/b`); one endpoint per URL for each principal',
+  ),
   description: maxCharacters(z.string({ invalid_type_error: 'must be a string' }), WEBHOOK_DESCRIPTION_MAX_LENGTH)
     .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters')
     .optional()
     .describe('A note for people: what receives these plants'),
 };
 
-const eventTypes = z
-  .array(WebhookEventType, { invalid_type_error: 'must be an array of event types' })
-  .min(1, 'must list at least one event type')
-  .max(WEBHOOK_EVENT_TYPES.length, `must list at most ${WEBHOOK_EVENT_TYPES.length} event types`)
-  .refine((types) => new Set(types).size === types.length, 'must not list an event type twice')
-  .describe(
-    `The event types delivered to the endpoint, one or more of ${WEBHOOK_EVENT_TYPES.join(', ')}. A change applies to the events announced after it`,
-  );
+const eventTypes = uniqueItems(
+  z
+    .array(WebhookEventType, { invalid_type_error: 'must be an array of event types' })
+    .min(1, 'must list at least one event type')
+    .max(WEBHOOK_EVENT_TYPES.length, `must list at most ${WEBHOOK_EVENT_TYPES.length} event types`),
+  'must not list an event type twice',
+).describe(
+  `The event types delivered to the endpoint, one or more of ${WEBHOOK_EVENT_TYPES.join(', ')}. A change applies to the events announced after it`,
+);
 
 const rateLimitMessage = `must be a whole number from 1 to ${WEBHOOK_RATE_LIMIT_MAX}`;
 
@@ -191,9 +205,9 @@ const secret = z
 /** The answer to POST /webhooks: the endpoint and, this once, its signing secret. */
 export const CreatedWebhookEndpoint = WebhookEndpoint.extend({ secret });
 
-/** The request body of PATCH /webhooks/{id}: what changes. */
-export const WebhookEndpointChanges = z
-  .object(
+/** The request body of PATCH /webhooks/{id}: what changes, at least one of its fields. */
+export const WebhookEndpointChanges = atLeastOneProperty(
+  z.object(
     {
       url: endpointShape.url.optional(),
       description: endpointShape.description.unwrap().nullable().optional().describe('A new note; null removes it'),
@@ -201,7 +215,7 @@ export const WebhookEndpointChanges = z
         .boolean({ invalid_type_error: 'must be true or false' })
         .optional()
         .describe(
-          'false stops deliveries to the endpoint (pending ones fail); true resumes the deliveries that disabling (or a 410 Gone answer) stopped',
+          'false stops deliveries to the endpoint (pending ones wait); true resumes the deliveries that disabling (or a 410 Gone answer) stopped',
         ),
       eventTypes: eventTypes.optional(),
       payloadFormat: WebhookPayloadFormat.optional(),
@@ -213,18 +227,13 @@ export const WebhookEndpointChanges = z
         ),
     },
     objectMessages,
-  )
-  .refine(
-    (changes) =>
-      changes.url !== undefined ||
-      changes.description !== undefined ||
-      changes.enabled !== undefined ||
-      changes.eventTypes !== undefined ||
-      changes.payloadFormat !== undefined ||
-      changes.rateLimit !== undefined,
-    'must have at least one of url, description, enabled, eventTypes, payloadFormat and rateLimit',
-  );
+  ),
+);
 export type WebhookEndpointChanges = z.infer<typeof WebhookEndpointChanges>;
+/** The fields a PATCH /webhooks/{id} may change. */
+export const WEBHOOK_ENDPOINT_CHANGE_FIELDS = Object.keys(WebhookEndpointChanges.innerType().shape) as ReadonlyArray<
+  keyof WebhookEndpointChanges
+>;
 
 /** The answer to POST /webhooks/{id}/rotate-secret. */
 export const RotatedWebhookSecret = z.object({
@@ -239,7 +248,11 @@ export const RecoverWebhookDeliveries = z.object(
   {
     since: z
       .string({ required_error: 'is required', invalid_type_error: 'must be a string' })
+      // RFC 3339 allows a lower-case `t` and `z`, which zod's check does not.
+      .toUpperCase()
       .datetime({ offset: true, message: 'must be an RFC 3339 date-time' })
+      // Nor can a Date hold its leap second: the document says so as a pattern.
+      .regex(/^(?!.*:60)/, 'must not be a leap second (:60)')
       .describe('Failed deliveries announced at or after this time are attempted again'),
   },
   objectMessages,

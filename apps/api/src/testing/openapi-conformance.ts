@@ -41,11 +41,52 @@ export type ResponseToCheck = {
 const mediaTypeOf = (contentType: string | null) => (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
 
+/** A request as sent: its method, path with query, headers and body text. */
+export type RequestToCheck = { method: string; path: string; headers: Record<string, string>; body?: string };
+
 export type ResponseChecker = {
   /** The document's path template for a request path (`/plants/7` → `/plants/{id}`), if any. */
   pathTemplateOf(path: string): string | undefined;
   /** Every way the response departs from the document; empty when it conforms. */
   responseProblems(response: ResponseToCheck): string[];
+  /**
+   * Every way the request departs from the document (an operation it has, its parameters, its
+   * JSON body); empty when the document allows it, and then the service must not refuse it with 400.
+   */
+  requestProblems(request: RequestToCheck): string[];
+};
+
+type Parameter = { name: string; in: string; required?: boolean; schema: Json };
+type RequestOperation = {
+  parameters?: Parameter[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: Json }> };
+};
+
+const INT64_LIMIT = 2n ** 63n;
+
+const RFC3339_DATE_TIME =
+  /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+
+/** JSON Schema's `date-time`: RFC 3339's date-time exactly (`t` and `z` in either case, a leap second allowed), on a real day. */
+const isRfc3339DateTime = (text: string): boolean => {
+  const [, year, month, day] = RFC3339_DATE_TIME.exec(text) ?? [];
+  if (year === undefined) return false;
+  const date = new Date(0);
+  date.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  return date.getUTCDate() === Number(day);
+};
+
+/**
+ * The value a parameter's text stands for under its schema: an integer is its decimal digits
+ * (held to int64 exactly, which a double cannot), anything else the text itself.
+ */
+const parameterValue = (text: string, schema: Json): { value: unknown } | { problem: string } => {
+  if (schema.type !== 'integer') return { value: text };
+  if (!/^-?(0|[1-9][0-9]*)$/.test(text)) return { problem: 'is not an integer' };
+  if (schema.format === 'int64' && (BigInt(text) < -INT64_LIMIT || BigInt(text) >= INT64_LIMIT)) {
+    return { problem: 'is beyond int64' };
+  }
+  return { value: Number(text) };
 };
 
 /**
@@ -57,7 +98,7 @@ export const responseChecker = (document: OpenApiDocumentJson): ResponseChecker 
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63 });
   ajv.addFormat('uri', { type: 'string', validate: (text: string) => URL.canParse(text) });
-  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => !Number.isNaN(Date.parse(text)) });
+  ajv.addFormat('date-time', { type: 'string', validate: isRfc3339DateTime });
   // The schemas live inside the document; these two keys only carry them, so `$ref`s resolve as written.
   ajv.addKeyword({ keyword: 'components' });
   ajv.addKeyword({ keyword: 'paths' });
@@ -160,7 +201,44 @@ export const responseChecker = (document: OpenApiDocumentJson): ResponseChecker 
     return [...problems, ...checkJson(schemaPointer, body, where)];
   };
 
-  return { pathTemplateOf, responseProblems };
+  const requestProblems = ({ method, path, headers, body }: RequestToCheck): string[] => {
+    const url = new URL(path, 'http://document.invalid');
+    const template = pathTemplateOf(url.pathname);
+    const verb = method.toLowerCase();
+    const operation = template === undefined ? undefined : (document.paths[template]?.[verb] as RequestOperation);
+    const where = `${method.toUpperCase()} ${path}`;
+    if (template === undefined || operation === undefined) return [`${where}: no such operation`];
+    const templateSegments = template.split('/');
+    const pathSegments = url.pathname.split('/');
+    const problems: string[] = [];
+    for (const [index, parameter] of (operation.parameters ?? []).entries()) {
+      const text =
+        parameter.in === 'path'
+          ? decodeURIComponent(pathSegments[templateSegments.indexOf(`{${parameter.name}}`)] ?? '')
+          : parameter.in === 'query'
+            ? url.searchParams.get(parameter.name)
+            : (Object.entries(headers).find(([name]) => name.toLowerCase() === parameter.name)?.[1] ?? null);
+      if (text === null) {
+        if (parameter.required) problems.push(`${where}: the ${parameter.in} parameter ${parameter.name} is missing`);
+        continue;
+      }
+      const parsed = parameterValue(text, parameter.schema);
+      const schemaPointer = pointer('paths', template, verb, 'parameters', String(index), 'schema');
+      if ('problem' in parsed) problems.push(`${where}: ${parameter.name} ${parsed.problem}`);
+      else if (!validatorAt(schemaPointer)(parsed.value)) {
+        problems.push(`${where}: ${parameter.name} ${JSON.stringify(text)} does not match its schema`);
+      }
+    }
+    const content = operation.requestBody?.content;
+    if (content === undefined) return problems;
+    if (body === undefined) {
+      return operation.requestBody?.required ? [...problems, `${where}: the body is required`] : problems;
+    }
+    const schemaPointer = pointer('paths', template, verb, 'requestBody', 'content', 'application/json', 'schema');
+    return [...problems, ...checkJson(schemaPointer, body, where)];
+  };
+
+  return { pathTemplateOf, responseProblems, requestProblems };
 };
 
 const committed = responseChecker(JSON.parse(readFileSync(DOCUMENT_FILE, 'utf8')) as OpenApiDocumentJson);
@@ -168,6 +246,8 @@ const committed = responseChecker(JSON.parse(readFileSync(DOCUMENT_FILE, 'utf8')
 export const pathTemplateOf = committed.pathTemplateOf;
 /** `responseProblems` of the committed document. */
 export const responseProblems = committed.responseProblems;
+/** `requestProblems` of the committed document. */
+export const requestProblems = committed.requestProblems;
 
 let violations: string[] = [];
 let checked = 0;

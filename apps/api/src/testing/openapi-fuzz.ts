@@ -27,8 +27,30 @@ export type FuzzRequest = {
 const DOCUMENT_FILE = createRequire(import.meta.url).resolve('@org/plant-contract/openapi.json');
 const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
 
-/** URLs a fuzzed webhook may have: this machine's discard port, where nothing listens. */
-const LOCAL_URLS = fc.constantFrom('http://127.0.0.1:9/hook', 'http://127.0.0.1:9/other', 'http://127.0.0.1:9/a?b=c');
+/**
+ * URLs a fuzzed webhook may have: this machine's discard port, where nothing listens, or URIs of
+ * forms a `uri` allows that no webhook may have.
+ */
+const LOCAL_URLS = fc.constantFrom(
+  'http://127.0.0.1:9/hook',
+  'http://127.0.0.1:9/other',
+  'http://127.0.0.1:9/a?b=c',
+  'HTTPS://127.0.0.1:9/upper',
+  'http://user:secret@127.0.0.1:9/hook',
+  'ftp://127.0.0.1:9/hook',
+  'urn:plant:hook',
+);
+/**
+ * RFC 3339 date-times in the forms it allows: four-digit years, an offset or `Z`, a `t` and `z` in
+ * either case.
+ */
+const RFC3339_DATE_TIMES = fc
+  .tuple(
+    fc.date({ min: new Date('0000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }),
+    fc.constantFrom('Z', 'z', '+05:30', '-12:00'),
+    fc.constantFrom('T', 't'),
+  )
+  .map(([date, zone, separator]) => date.toISOString().replace('T', separator).replace('Z', zone));
 /** Printable ASCII: what fetch lets through in a header value or a query. */
 const printable = (maxLength: number) =>
   fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength });
@@ -47,7 +69,10 @@ const arbitraryOf = (schema: Schema, document: Document, depth = 0): fc.Arbitrar
   }
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   const choices = (schema.oneOf ?? schema.anyOf) as Schema[] | undefined;
-  if (choices !== undefined) return fc.oneof(...choices.map((choice) => arbitraryOf(choice, document, depth + 1)));
+  // Beside a type, the choices only narrow it (one of the properties required): drawn from the
+  // type, what they refuse is sent too.
+  if (choices !== undefined && schema.type === undefined)
+    return fc.oneof(...choices.map((choice) => arbitraryOf(choice, document, depth + 1)));
   const type = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
   if (type.includes('null') && type.length > 1) {
     return fc.oneof(
@@ -67,13 +92,14 @@ const arbitraryOf = (schema: Schema, document: Document, depth = 0): fc.Arbitrar
       return fc.boolean();
     case 'string': {
       if (schema.format === 'uri') return LOCAL_URLS;
-      if (schema.format === 'date-time') return fc.date({ noInvalidDate: true }).map((date) => date.toISOString());
+      if (schema.format === 'date-time') return RFC3339_DATE_TIMES;
       const maxLength = Math.min(Number(schema.maxLength ?? 40), 40);
       const minLength = Math.min(Number(schema.minLength ?? 0), maxLength);
       if (typeof schema.pattern === 'string' && schema.pattern.startsWith('^msg_')) {
         return fc.stringMatching(new RegExp(schema.pattern));
       }
-      return fc.string({ minLength, maxLength });
+      // Any code point: lengths count them, as the document's maxLength does.
+      return fc.string({ unit: 'binary', minLength, maxLength });
     }
     case 'array': {
       const items = depth > 3 ? junk : arbitraryOf(schema.items as Schema, document, depth + 1);

@@ -2,6 +2,7 @@ import { isZodType } from '@ts-rest/core';
 import type { ZodTypeAny } from 'zod';
 import { INT64_MAX, INT64_MIN, Int64 } from '../int64.ts';
 import { Int64Text, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListPlantsQuery } from '../parameters.ts';
+import { andList } from '../prose.ts';
 import * as schemas from '../schemas.ts';
 import * as webhookTest from '../webhook-test.ts';
 import * as webhooks from '../webhooks.ts';
@@ -107,8 +108,7 @@ export const COMPONENT_DOCS: Readonly<Record<string, ComponentDocs>> = {
     examples: [{ ...ENDPOINT_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
   },
   WebhookEndpointChanges: {
-    description:
-      'The request body of PATCH /webhooks/{id}: at least one of url, description, enabled, eventTypes, payloadFormat and rateLimit.',
+    description: `The request body of PATCH /webhooks/{id}: at least one of ${andList(webhooks.WEBHOOK_ENDPOINT_CHANGE_FIELDS)}.`,
     examples: [
       { enabled: true },
       { url: 'https://plants.example.com/hooks/v2', description: null },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { z as z4 } from 'zod/v4';
 import { maxCharacters } from '../characters.ts';
+import { atLeastOneProperty, refineDocumented, uniqueItems } from '../documented-refinement.ts';
 import { sameSchema, toJsonSchema } from './json-schema.ts';
 
 describe('toJsonSchema', () => {
@@ -121,6 +122,47 @@ describe('toJsonSchema', () => {
       .refine((n) => n > 0);
     expect(toJsonSchema(digits)).toEqual({ type: 'string', pattern: '^\\d+$' });
     expect(toJsonSchema(z.string().pipe(z.string().min(2)))).toEqual({ type: 'string' });
+  });
+
+  it('writes an array that uniqueItems refines with uniqueItems, through descriptions and optionals', () => {
+    const tags = uniqueItems(z.array(z.string()).max(3), 'must not repeat a tag').describe('Tags');
+    expect(toJsonSchema(tags.optional())).toEqual({
+      description: 'Tags',
+      type: 'array',
+      items: { type: 'string' },
+      maxItems: 3,
+      uniqueItems: true,
+    });
+    expect(tags.safeParse(['a', 'a']).error?.issues[0]?.message).toBe('must not repeat a tag');
+    // Any other refinement of an array says nothing it cannot.
+    expect(toJsonSchema(z.array(z.string()).refine((items) => items.length !== 2))).toEqual({
+      type: 'array',
+      items: { type: 'string' },
+    });
+  });
+
+  it('writes what a documented refinement says, beside a keyword the schema has already', () => {
+    const lowerCase = refineDocumented(
+      z.string().regex(/^\S*$/),
+      (text) => (text === text.toLowerCase() ? undefined : 'must be lower case'),
+      { pattern: '^[^A-Z]*$' },
+    );
+    expect(toJsonSchema(lowerCase)).toEqual({ type: 'string', pattern: '^\\S*$', allOf: [{ pattern: '^[^A-Z]*$' }] });
+    expect(lowerCase.safeParse('aB').error?.issues[0]?.message).toBe('must be lower case');
+  });
+
+  it('writes atLeastOneProperty as an anyOf of each property required, and names them when refusing', () => {
+    const changes = atLeastOneProperty(z.object({ a: z.string().optional(), b: z.number().optional() }));
+    expect(toJsonSchema(changes)).toEqual({
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: 'number' } },
+      anyOf: [
+        { properties: { a: true }, required: ['a'] },
+        { properties: { b: true }, required: ['b'] },
+      ],
+    });
+    expect(changes.safeParse({ c: 1 }).error?.issues[0]?.message).toBe('must have at least one of a and b');
+    expect(changes.safeParse({ b: 1 }).success).toBe(true);
   });
 
   it('puts the description first, and the outermost one wins', () => {

@@ -1,5 +1,6 @@
 import type { ZodTypeAny } from 'zod';
 import { characterLimitOf } from '../characters.ts';
+import { saidAsOf } from '../documented-refinement.ts';
 
 /**
  * A JSON Schema (2020-12) object. Integer bounds may be bigints: they are written digit for digit
@@ -116,7 +117,9 @@ const numberChecks = (checks: readonly Check[], integer: boolean): JsonSchema =>
 /**
  * The JSON Schema (2020-12, as OpenAPI 3.1 uses it) of what a zod 3 schema accepts on the wire.
  * Refinements and transforms cannot be said in JSON Schema: their input schema stands for them, so
- * the result may accept more than zod does, never less. A type it cannot express throws, so a new
+ * the result may accept more than zod does, never less; a test sends what the document allows and
+ * finds no refusal, so the contract says what it refuses in ways the document can carry
+ * (`maxCharacters`, `refineDocumented`). A type it cannot express throws, so a new
  * contract construct never turns into a silently wrong document.
  */
 export const toJsonSchema = (root: ZodTypeAny, options: JsonSchemaOptions = {}): JsonSchema => {
@@ -193,8 +196,15 @@ export const toJsonSchema = (root: ZodTypeAny, options: JsonSchemaOptions = {}):
         return { ...child(def.innerType), default: (def.defaultValue as () => unknown)() };
       case 'ZodBranded':
         return child(def.type);
-      case 'ZodEffects':
-        return child(def.schema);
+      case 'ZodEffects': {
+        const out = child(def.schema);
+        // A keyword the schema has already is one more condition, all of which must hold.
+        for (const [keyword, value] of Object.entries(saidAsOf(def.effect) ?? {})) {
+          if (out[keyword] === undefined) out[keyword] = value;
+          else out.allOf = [...((out.allOf as JsonSchema[] | undefined) ?? []), { [keyword]: value }];
+        }
+        return out;
+      }
       case 'ZodPipeline':
         return child(def.in);
       default:

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { interfaceVersion } from '../../scripts/interface-version.ts';
 import { CONTRACT_VERSION } from '../version.ts';
 import { createOpenApiDocument, stringifyOpenApiDocument } from './openapi-document.ts';
 
@@ -16,9 +17,11 @@ describe('packages/contract/openapi.json', () => {
     expect(committed, 'openapi.json is stale: run pnpm --filter @org/plant-contract openapi').toBe(generated);
   });
 
-  it("carries the contract package's version as info.version", () => {
+  it("carries the interface's version as info.version: the contract package's, 1.0.0 before the first release", () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    expect(JSON.parse(readFileSync(FILE, 'utf8')).info.version).toBe(version);
-    expect(CONTRACT_VERSION, 'src/version.ts is stale: run pnpm --filter @org/plant-contract openapi').toBe(version);
+    expect(JSON.parse(readFileSync(FILE, 'utf8')).info.version).toBe(interfaceVersion(version));
+    expect(CONTRACT_VERSION, 'src/version.ts is stale: run pnpm --filter @org/plant-contract openapi').toBe(
+      interfaceVersion(version),
+    );
   });
 });
