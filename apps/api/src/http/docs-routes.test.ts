@@ -6,7 +6,9 @@ import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 const contractFile = createRequire(import.meta.url).resolve;
 const committed = readFileSync(contractFile('@org/plant-contract/openapi.json'), 'utf8');
-const { version } = JSON.parse(readFileSync(contractFile('@org/plant-contract/package.json'), 'utf8'));
+const { version: packageVersion } = JSON.parse(readFileSync(contractFile('@org/plant-contract/package.json'), 'utf8'));
+/** The interface's version: the package's, or the first release's while the package is unreleased (0.0.0). */
+const version = packageVersion === '0.0.0' ? '1.0.0' : packageVersion;
 
 let server: TestServer;
 beforeAll(async () => {
@@ -19,7 +21,7 @@ afterAll(async () => {
 const get = (path: string, init?: RequestInit) => fetch(`${server.url}${path}`, { redirect: 'manual', ...init });
 
 describe('GET /openapi.json', () => {
-  it("answers the committed OpenAPI document, at the contract package's version, without authentication", async () => {
+  it("answers the committed OpenAPI document, at the interface's version, without authentication", async () => {
     const response = await get('/openapi.json');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
