@@ -12,15 +12,16 @@
  *     [--kinds hang,slow,refuse] [--smoke]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { percentile, sendSteadily } from '../../apps/api/src/testing/steady-sends.ts';
+import { create, subscribe } from './receiver-load.ts';
 import { numberList, parseScriptArgs } from './script-args.ts';
-import { post, startServer } from './server-process.ts';
-import { API_DIR, API_SERVICE, apiEnv, BENCH_HEADERS, plantBody } from './targets.ts';
+import { startServer } from './server-process.ts';
+import { API_DIR, API_SERVICE, apiEnv } from './targets.ts';
 
 type Kind = 'hang' | 'slow' | 'refuse';
 
@@ -73,27 +74,6 @@ const startReceiver = async (kind: Kind | 'healthy', onPlant?: (id: number) => v
   if (kind === 'refuse') await close();
   return { url: `http://127.0.0.1:${port}/hook`, close };
 };
-
-const subscribe = async (api: string, url: string) => {
-  const answer = await post(`${api}/webhooks`, BENCH_HEADERS, JSON.stringify({ url }));
-  if (answer.status !== 201) throw new Error(`POST /webhooks answered ${answer.status} ${answer.body}`);
-};
-
-/** One create, answered 200, on a connection of its own. */
-const create = (api: string, id: number): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const body = plantBody(id);
-    const req = request(
-      `${api}/plants`,
-      { method: 'POST', agent: false, headers: { ...BENCH_HEADERS, 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        if (res.statusCode !== 200) reject(new Error(`POST /plants answered ${res.statusCode}`));
-        res.resume().on('end', () => resolve());
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
 
 type Figures = { p50: number; p99: number; max: number; within: number };
 
