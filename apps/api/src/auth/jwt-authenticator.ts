@@ -93,7 +93,7 @@ export const jwtAuthenticator = ({
   jwksMaxStaleMs = CONFIG_DEFAULTS.jwt.jwksMaxStaleMs,
   now = Date.now,
   keyLookup,
-  principalClaim = 'sub',
+  principalClaim = CONFIG_DEFAULTS.jwt.principalClaim,
 }: JwtOptions): Authenticator => {
   // jose records here the keys it last fetched, and when.
   const fetched: JWKSCacheInput = {};

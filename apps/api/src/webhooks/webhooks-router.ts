@@ -313,11 +313,11 @@ export const createWebhooksRouter = (
     },
     testWebhook: {
       middleware: [...optionalJsonBody(bodyLimit), keyed],
-      handler: async ({ params, body, req, res }) => {
-        const endpoint = await managed(params.id, principalOf(res));
+      handler: async ({ params, body, res }) => {
+        const principal = principalOf(res);
+        const endpoint = await managed(params.id, principal);
         if (endpoint === undefined) return notFound(params.id);
-        const principal = clientKey(req, res);
-        const admission = tester.admit(principal);
+        const admission = tester.admit(principal.key);
         if (admission.outcome !== 'admitted') {
           const wait = admission.retryAfterSeconds;
           res.setHeader('Retry-After', String(wait));
@@ -332,7 +332,7 @@ export const createWebhooksRouter = (
           // Per principal and URL, in the store: it holds across replicas, and across deleting the
           // endpoint and registering the URL again.
           const window = await requests.takeWebhookTest(
-            testWindowKey(principal, endpoint.url),
+            testWindowKey(principal.key, endpoint.url),
             new Date(),
             WEBHOOK_TESTS_PER_MINUTE,
             60_000,

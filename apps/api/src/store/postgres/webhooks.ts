@@ -65,12 +65,13 @@ type ClaimedRow = {
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * The secrets rotated out whose grace lasts, newest first, as text[]; null, read at no cost, for an
- * endpoint never rotated. Each `until` is Unix ms by PostgreSQL's clock, the one that stamped it.
+ * The secrets rotated out whose grace lasts, newest first, as text[]; null when there is none (read
+ * at no cost for an endpoint never rotated). Each `until` is Unix ms by PostgreSQL's clock, the one
+ * that stamped it.
  */
 const livePreviousSecrets = (column: string) => `CASE WHEN ${column} IS NOT NULL THEN
-  ARRAY(SELECT p ->> 0 FROM jsonb_array_elements(${column}) WITH ORDINALITY AS x (p, n)
-        WHERE (p ->> 1)::float8 > extract(epoch FROM now())::float8 * 1000 ORDER BY n) END`;
+  nullif(ARRAY(SELECT p ->> 0 FROM jsonb_array_elements(${column}) WITH ORDINALITY AS x (p, n)
+               WHERE (p ->> 1)::float8 > extract(epoch FROM now())::float8 * 1000 ORDER BY n), '{}') END`;
 
 const sql = {
   // The counts race with a concurrent registration: a cap may be passed by as many as register at once.
@@ -437,7 +438,7 @@ export class PostgresWebhookStore implements WebhookStore {
       type Row = { secret: string; previous_secrets: string[] | null };
       const [row] = (await this.#pool.query<Row>(sql.signingSecrets, [id])).rows;
       if (row === undefined) return undefined;
-      return row.previous_secrets === null || row.previous_secrets.length === 0
+      return row.previous_secrets === null
         ? { secret: row.secret }
         : { secret: row.secret, previousSecrets: row.previous_secrets };
     });
@@ -535,9 +536,7 @@ export class PostgresWebhookStore implements WebhookStore {
           leaseToken: token,
           createdAt: row.created_at,
         };
-        if (row.previous_secrets !== null && row.previous_secrets.length > 0) {
-          claimed.previousSecrets = row.previous_secrets;
-        }
+        if (row.previous_secrets !== null) claimed.previousSecrets = row.previous_secrets;
         if (row.traceparent !== null) claimed.traceparent = row.traceparent;
         return claimed;
       });

@@ -40,7 +40,7 @@ export type ClaimedRow = [
   endpointId: string,
   url: string,
   secret: string,
-  /** JSON: those rotated out whose grace lasts; null when none ever was. */
+  /** JSON: those rotated out whose grace lasts; null when there is none. */
   previousSecrets: string | null,
   plantId: bigint,
   name: string,
@@ -54,8 +54,8 @@ export type ClaimedRow = [
 
 type SecretsRow = { id: string; secret: string; previous_secrets: string | null };
 
-/** A JSON array of secrets as SQLite's json_group_array writes it, or null: [] for none. */
-const secretList = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
+/** A JSON array of secrets as SQLite's json_group_array writes it. */
+const secretList = (json: string): string[] => JSON.parse(json) as string[];
 
 const toClaimed = (
   [
@@ -91,7 +91,7 @@ const toClaimed = (
     leaseToken,
     createdAt: new Date(Number(createdAt)),
   };
-  if (previousSecrets !== null && previousSecrets !== '[]') claimed.previousSecrets = secretList(previousSecrets);
+  if (previousSecrets !== null) claimed.previousSecrets = secretList(previousSecrets);
   if (traceparent !== null) claimed.traceparent = traceparent;
   return claimed;
 };
@@ -105,11 +105,11 @@ const toClaimed = (
  */
 
 /**
- * The secrets rotated out whose grace lasts at :now, newest first, as a JSON array; null, read at no
- * cost, for an endpoint never rotated.
+ * The secrets rotated out whose grace lasts at :now, newest first, as a JSON array; null when there
+ * is none (read at no cost for an endpoint never rotated).
  */
 const livePreviousSecrets = (column: string) => `CASE WHEN ${column} IS NOT NULL THEN
-  (SELECT json_group_array(value ->> 0) FROM json_each(${column}) WHERE value ->> 1 > :now) END`;
+  nullif((SELECT json_group_array(value ->> 0) FROM json_each(${column}) WHERE value ->> 1 > :now), '[]') END`;
 
 /** The webhook statements: endpoints, and the outbox of deliveries. */
 export const webhookStatements = (db: DatabaseSync) => {
@@ -589,7 +589,9 @@ export const webhookOperations = {
   endpointSecrets: operation({
     ...read,
     arity: 0,
-    run: (thread: Thread): SecretsRow[] => thread.webhooks.endpointSecrets.all() as unknown as SecretsRow[],
+    // json_group_array answers [] for an endpoint never rotated: every row has a list.
+    run: (thread: Thread): (SecretsRow & { previous_secrets: string })[] =>
+      thread.webhooks.endpointSecrets.all() as unknown as (SecretsRow & { previous_secrets: string })[],
     decode: (_: undefined, rows) =>
       rows.map(
         ({ id, secret, previous_secrets }): EndpointSecrets => ({
@@ -609,7 +611,7 @@ export const webhookOperations = {
     decode: (_: undefined, row): SigningSecrets | undefined =>
       row === null
         ? undefined
-        : row.previous_secrets === null || row.previous_secrets === '[]'
+        : row.previous_secrets === null
           ? { secret: row.secret }
           : { secret: row.secret, previousSecrets: secretList(row.previous_secrets) },
   }),
