@@ -232,6 +232,52 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(Number(after?.seq) - Number(before?.seq)).toBe(0);
   });
 
+  it('counts the receivers of each type from the endpoints registered before, and follows every change', async () => {
+    const { url } = await database();
+    const client = await migratedBefore(url, 'webhook_event_receivers');
+    await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at, event_types, enabled) VALUES
+      ('ep_both', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour', 'newPlant,plantDeleted', true),
+      ('ep_created', 'https://hooks.example.com/b', 'whsec_a', now() - interval '1 hour', 'newPlant', true),
+      ('ep_off', 'https://hooks.example.com/c', 'whsec_a', now() - interval '1 hour', 'plantDeleted', false)`);
+    const store = await openStore(url);
+    const receivers = async () =>
+      Object.fromEntries(
+        (
+          await client.query<{ type: string; endpoints: number }>(
+            'SELECT type, endpoints FROM webhook_event_receivers WHERE endpoints <> 0 ORDER BY type',
+          )
+        ).rows.map(({ type, endpoints }) => [type, endpoints]),
+      );
+    expect(await receivers()).toStrictEqual({ newPlant: 2, plantDeleted: 1 });
+    await store.webhooks.updateEndpoint('ep_both', { enabled: false });
+    expect(await receivers()).toStrictEqual({ newPlant: 1 });
+    await store.webhooks.updateEndpoint('ep_off', { enabled: true, description: 'back' });
+    expect(await receivers()).toStrictEqual({ newPlant: 1, plantDeleted: 1 });
+    await store.webhooks.updateEndpoint('ep_created', { eventTypes: ['plantDeleted', 'newPlant'] });
+    await store.webhooks.updateEndpoint('ep_created', { eventTypes: ['plantDeleted'] });
+    expect(await receivers()).toStrictEqual({ plantDeleted: 2 });
+    await store.webhooks.disableEndpoint('ep_created', 'The receiver answered 410 Gone.');
+    await store.webhooks.deleteEndpoint('ep_off');
+    expect(await receivers()).toStrictEqual({});
+    const created = await store.webhooks.createEndpoint(
+      { id: 'ep_new', url: 'https://hooks.example.com/d', secret: 'whsec_a', owner: 'operator' },
+      { perOwner: 10, total: 10 },
+    );
+    expect(created.outcome).toBe('created');
+    expect(await receivers()).toStrictEqual({ newPlant: 1 });
+    // Announced exactly while an enabled endpoint receives the type.
+    await store.create({ id: 1n, name: 'Fern' });
+    expect(await store.delete(1n)).toBe(true);
+    await store.webhooks.updateEndpoint('ep_new', { eventTypes: ['plantDeleted'] });
+    await store.create({ id: 2n, name: 'Ivy' });
+    expect(await store.delete(2n)).toBe(true);
+    const deliveries = (await store.webhooks.listDeliveries('ep_new', 10)) ?? [];
+    expect(deliveries.map(({ type, plantId }) => `${type} ${plantId}`).sort()).toStrictEqual([
+      'newPlant 1',
+      'plantDeleted 2',
+    ]);
+  });
+
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
     const { url } = await database();
     const client = await migratedBefore(url, 'duplicate_url');
@@ -375,7 +421,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect((await claim()).map((delivery) => delivery.endpointId)).toStrictEqual(['ep_held']);
   });
 
-  it('reads the endpoints once, and nothing of the outbox, to delete a plant while no endpoint receives deletions', async () => {
+  it('reads the receivers of deletions once, and neither the endpoints nor the outbox, to delete a plant while no endpoint receives deletions', async () => {
     const { url } = await database();
     const session = await connect(url);
     // A session flushes its statistics as it ends: counts read once the store's sessions are gone are
@@ -393,7 +439,8 @@ describeWithPostgres('PostgresPlantStore', () => {
       );
       const { rows } = await session.query<{ relname: string; reads: string; written: string }>(
         `SELECT relname, seq_scan + coalesce(idx_scan, 0) AS reads, n_tup_ins + n_tup_upd + n_tup_del AS written
-         FROM pg_stat_user_tables WHERE relname IN ('webhook_endpoints', 'webhook_events', 'webhook_deliveries')`,
+         FROM pg_stat_user_tables
+         WHERE relname IN ('webhook_endpoints', 'webhook_event_receivers', 'webhook_events', 'webhook_deliveries')`,
       );
       return Object.fromEntries(rows.map(({ relname, reads, written }) => [relname, Number(reads) + Number(written)]));
     };
@@ -406,18 +453,19 @@ describeWithPostgres('PostgresPlantStore', () => {
       );
     }
     for (let id = 1n; id <= 10n; id++) await setUp.create({ id, name: `Plant ${id}` });
-    await session.query('ANALYZE webhook_endpoints');
+    await session.query('ANALYZE webhook_event_receivers');
     const before = await closed(setUp);
     const store = await PostgresPlantStore.open({ url, poolSize: 3, migrate: false });
     for (let id = 1n; id <= 10n; id++) expect(await store.delete(id)).toBe(true);
     const after = await closed(store);
-    // One look each (at most 100 rows, a page or two: the planner may prefer that to the partial
-    // index webhook_endpoints_deletions), and the outbox neither read nor written.
+    // One look each at the count of endpoints receiving deletions (one row of a table of a few,
+    // however many endpoints there are), nothing else read or written.
     expect({
       endpoints: (after.webhook_endpoints ?? 0) - (before.webhook_endpoints ?? 0),
+      receivers: (after.webhook_event_receivers ?? 0) - (before.webhook_event_receivers ?? 0),
       events: (after.webhook_events ?? 0) - (before.webhook_events ?? 0),
       deliveries: (after.webhook_deliveries ?? 0) - (before.webhook_deliveries ?? 0),
-    }).toStrictEqual({ endpoints: 10, events: 0, deliveries: 0 });
+    }).toStrictEqual({ endpoints: 0, receivers: 10, events: 0, deliveries: 0 });
   });
 
   it('answers a batch that mixes new, replayed and conflicting plants, each by its own row', async () => {

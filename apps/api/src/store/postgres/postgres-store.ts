@@ -1,3 +1,4 @@
+import type { WebhookEventType } from '@org/plant-contract';
 import pg from 'pg';
 import { CONFIG_DEFAULTS } from '../../config-defaults.ts';
 import type { Tracing } from '../../ops/tracing-hooks.ts';
@@ -9,7 +10,14 @@ import {
   StoreUnavailableError,
   samePlant,
 } from '../plant-store.ts';
-import { currentDeadline, DeadlineExceededError, deadlinePool, type Queryable, withDeadline } from './deadline-pool.ts';
+import {
+  currentDeadline,
+  DeadlineExceededError,
+  type DeadlinePool,
+  deadlinePool,
+  type Queryable,
+  withDeadline,
+} from './deadline-pool.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './migrations.ts';
 import { PostgresRequestStore } from './requests.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
@@ -43,6 +51,10 @@ export type PostgresStoreOptions = {
   /** Set when tracing is on: a create keeps its caller's traceparent with its outbox event. */
   tracing?: Pick<Tracing, 'traceparent'>;
 };
+
+/** The event types a create and a delete announce. */
+const CREATED: WebhookEventType = 'newPlant';
+const DELETED: WebhookEventType = 'plantDeleted';
 
 /** How much longer than the server-side statement timeout the client waits for an answer. */
 const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
@@ -104,18 +116,20 @@ export const describeDatabase = (url: string): string => {
   }
 };
 
-// Each plant inserted by a create statement is announced by that same statement while any endpoint
-// is enabled (the `announced` step below: one event, which the delivery loop fans out to the
-// endpoints): one commit for both, and only for rows actually inserted, so a replay announces nothing.
+// Each plant inserted by a create statement is announced by that same statement while any enabled
+// endpoint receives creations (the `announced` step below: one event, which the delivery loop fans
+// out to the endpoints): one commit for both, and only for rows actually inserted, so a replay
+// announces nothing. Whether anyone receives a type is one row of webhook_event_receivers, the type
+// passed as a value: a new event type needs no statement or index of its own (see migrations.ts).
 // `announced` tells whether it did, so that the delivery loop is woken only when there is work.
 // The statements by id are named (see `statement`): the server parses and plans each once per
 // connection. Their plans do not depend on the values, and the ids are looked up by primary key only.
 // Both create statements go on alike after their own `inserted` step: the `announced` step (the
 // inserted plants with their traceparents, from `events`), then the rows inserted, answered as created.
-const announceInserted = (events: string) => `announced AS (
-    INSERT INTO webhook_events (plant_id, name, tag, traceparent)
+const announceInserted = (events: string, type: string) => `announced AS (
+    INSERT INTO webhook_events (type, plant_id, name, tag, traceparent)
     ${events}
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
+    WHERE EXISTS (SELECT FROM webhook_event_receivers WHERE type = ${type} AND endpoints > 0)
     RETURNING seq
   )
   SELECT true AS created, EXISTS (SELECT FROM announced) AS announced, id, name, tag FROM inserted`;
@@ -128,7 +142,7 @@ const sql = {
              INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO NOTHING
              RETURNING id, name, tag
-           ), ${announceInserted('SELECT i.id, i.name, i.tag, $4 FROM inserted i')}
+           ), ${announceInserted('SELECT $5::text, i.id, i.name, i.tag, $4 FROM inserted i', '$5')}
            UNION ALL
            SELECT false, false, id, name, tag FROM plants WHERE id = $1 AND NOT EXISTS (SELECT FROM inserted)`,
   // The same for many plants at once: the creates that arrive while the previous batch statement
@@ -145,22 +159,20 @@ const sql = {
                  ON CONFLICT (id) DO NOTHING
                  RETURNING id, name, tag
                ), ${announceInserted(
-                 'SELECT i.id, i.name, i.tag, t.traceparent FROM inserted i JOIN unnest($1::int8[], $4::text[]) AS t (id, traceparent) ON t.id = i.id',
+                 'SELECT $5::text, i.id, i.name, i.tag, t.traceparent FROM inserted i JOIN unnest($1::int8[], $4::text[]) AS t (id, traceparent) ON t.id = i.id',
+                 '$5',
                )}
                UNION ALL
                SELECT false, false, id, name, tag FROM plants
                WHERE id = ANY ($1::int8[]) AND (SELECT count(*) FROM inserted) < cardinality($1::int8[])`,
   get: 'SELECT id, name, tag FROM plants WHERE id = $1',
-  // A deletion is announced by the same statement while an enabled endpoint receives deletions (one
-  // read of a partial index when none does), with the plant as it was.
+  // A deletion is announced by the same statement, as a creation is, with the plant as it was.
   delete: `WITH deleted AS (
              DELETE FROM plants WHERE id = $1 RETURNING id, name, tag
            ), announced AS (
              INSERT INTO webhook_events (type, plant_id, name, tag, traceparent)
-             SELECT 'plantDeleted', id, name, tag, $2::text FROM deleted
-             WHERE EXISTS (
-               SELECT 1 FROM webhook_endpoints WHERE enabled AND ',' || event_types || ',' LIKE '%,plantDeleted,%'
-             )
+             SELECT $3::text, id, name, tag, $2::text FROM deleted
+             WHERE EXISTS (SELECT FROM webhook_event_receivers WHERE type = $3 AND endpoints > 0)
              RETURNING seq
            )
            SELECT EXISTS (SELECT FROM announced) AS announced FROM deleted`,
@@ -191,7 +203,7 @@ const statement = (name: string, text: string, values: unknown[]): pg.QueryConfi
 export class PostgresPlantStore implements PlantStore {
   readonly #pool: pg.Pool;
   /** The pool, each statement within its operation's deadline. */
-  readonly #db: Queryable;
+  readonly #db: DeadlinePool;
   readonly #deadlineMs: number;
   /** The tail of each id's queue, so this process applies writes to one id in the order issued. */
   readonly #writesById = new Map<bigint, Promise<unknown>>();
@@ -279,7 +291,7 @@ export class PostgresPlantStore implements PlantStore {
     return this.#run(() =>
       this.#inOrder(id, async () => {
         const { rows } = await this.#db.query<{ announced: boolean }>(
-          statement('delete', sql.delete, [id.toString(), traceparent]),
+          statement('delete', sql.delete, [id.toString(), traceparent, DELETED]),
         );
         if (rows[0]?.announced) this.webhooks.announced();
         return rows.length === 1;
@@ -365,6 +377,7 @@ export class PostgresPlantStore implements PlantStore {
             batch.map(({ plant }) => plant.name),
             batch.map(({ plant }) => plant.tag ?? null),
             batch.map(({ traceparent }) => traceparent),
+            CREATED,
           ]),
         ),
       );
@@ -385,7 +398,7 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   async #create(plant: StoredPlant, traceparent: string | null): Promise<CreateOutcome> {
-    const values = [plant.id.toString(), plant.name, plant.tag ?? null, traceparent];
+    const values = [plant.id.toString(), plant.name, plant.tag ?? null, traceparent, CREATED];
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
       // The first attempt shares a statement with the other creates of its batch; a plant that
       // changed concurrently is looked at again on its own.

@@ -39,7 +39,7 @@ import {
   type WebhookBacklog,
   type WebhookStore,
 } from '../webhook-store.ts';
-import type { Queryable } from './deadline-pool.ts';
+import type { DeadlinePool, Queryable } from './deadline-pool.ts';
 
 type ClaimedRow = {
   id: string;
@@ -314,13 +314,13 @@ type Run = <T>(operation: () => Promise<T>) => Promise<T>;
 
 /** The webhook side of PostgresPlantStore, on its pool (its statements within their deadline); `run` tracks each operation for close and maps outages to 503. */
 export class PostgresWebhookStore implements WebhookStore {
-  readonly #pool: Queryable;
+  readonly #pool: DeadlinePool;
   readonly #run: Run;
   readonly #announced = new AnnounceListeners();
   /** The last claim found nothing due. */
   #idle = false;
 
-  constructor(pool: Queryable, run: Run) {
+  constructor(pool: DeadlinePool, run: Run) {
     this.#pool = pool;
     this.#run = run;
   }
@@ -373,8 +373,6 @@ export class PostgresWebhookStore implements WebhookStore {
     { url, description, enabled, eventTypes, payloadFormat, rateLimit }: EndpointChanges,
   ): Promise<UpdateEndpointOutcome> {
     return this.#run(async () => {
-      // The events announced before a change of types go out by the types they were announced under.
-      if (eventTypes !== undefined) await this.#fanOutAnnounced();
       try {
         const types = eventTypes === undefined ? null : storedEventTypes(eventTypes);
         const values = [
@@ -388,7 +386,10 @@ export class PostgresWebhookStore implements WebhookStore {
           rateLimit !== undefined,
           rateLimit ?? null,
         ];
-        const { rows } = await this.#pool.query<EndpointRow>(sql.updateEndpoint, values);
+        const update = (db: Queryable) => db.query<EndpointRow>(sql.updateEndpoint, values);
+        const { rows } = await (types === null
+          ? update(this.#pool)
+          : this.#pool.transaction((tx) => this.#retype(tx, update)));
         return rows[0] ? { outcome: 'updated', endpoint: toEndpoint(rows[0]) } : { outcome: 'not-found' };
       } catch (error) {
         if ((error as { code?: string }).code !== UNIQUE_VIOLATION || url === undefined) throw error;
@@ -398,6 +399,23 @@ export class PostgresWebhookStore implements WebhookStore {
         return { outcome: 'url-taken', holder: holder.id };
       }
     });
+  }
+
+  /**
+   * Changes an endpoint's event types (`update`, in transaction `tx`) so that the events announced
+   * before the change go out by the types they were announced under, and those announced after by
+   * the new ones, however many replicas create and delete meanwhile. The lock waits for the create,
+   * delete and fan-out statements in flight (each writes webhook_events) and holds new ones back
+   * until the change commits; one held back takes its snapshot once it has the lock (READ
+   * COMMITTED), so it reads the new receivers of each type. With no other writer of events, everything
+   * announced is fanned out under the old types, then the types change. SHARE ROW EXCLUSIVE, not
+   * SHARE, because it conflicts with itself: two changes at once take turns instead of deadlocking
+   * on the fan-out's writes.
+   */
+  async #retype<T>(tx: Queryable, update: (db: Queryable) => Promise<T>): Promise<T> {
+    await tx.query('LOCK TABLE webhook_events IN SHARE ROW EXCLUSIVE MODE');
+    while ((await this.#fanOut(null, Number.MAX_SAFE_INTEGER, tx)) > 0);
+    return update(tx);
   }
 
   rotateSecret(id: string, secret: string, graceMs: number): Promise<boolean> {
@@ -617,8 +635,8 @@ export class PostgresWebhookStore implements WebhookStore {
    * Fans out a batch of events up to `last` (any when null), at most `events` of them and never
    * more than FAN_OUT_ROWS deliveries; resolves with how many events it took.
    */
-  async #fanOut(last: bigint | null, events: number): Promise<number> {
-    const { rows } = await this.#pool.query<{ events: bigint }>(sql.fanOut, [
+  async #fanOut(last: bigint | null, events: number, db: Queryable = this.#pool): Promise<number> {
+    const { rows } = await db.query<{ events: bigint }>(sql.fanOut, [
       last === null ? null : last.toString(),
       Math.min(events, 2 ** 31 - 1),
       FAN_OUT_ROWS,
