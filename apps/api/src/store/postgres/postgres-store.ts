@@ -1,4 +1,4 @@
-import type { WebhookEventType } from '@org/plant-contract';
+import { samePlant, type WebhookEventType } from '@org/plant-contract';
 import pg from 'pg';
 import { CONFIG_DEFAULTS } from '../../config-defaults.ts';
 import type { Tracing } from '../../ops/tracing-hooks.ts';
@@ -8,7 +8,6 @@ import {
   type PlantStore,
   type StoredPlant,
   StoreUnavailableError,
-  samePlant,
 } from '../plant-store.ts';
 import {
   currentDeadline,
@@ -176,12 +175,13 @@ const sql = {
              RETURNING seq
            )
            SELECT EXISTS (SELECT FROM announced) AS announced FROM deleted`,
-  // A row is listed while the rows before the one before it hold fewer than $2 bytes of names and
-  // tags (see ListOptions.maxBytes); the window runs over the `limit` rows of the inner query only.
+  // A row is listed while the rows before the one before it hold fewer than $2 bytes of JSON text
+  // (see ListOptions.maxBytes); the window runs over the `limit` rows of the inner query only.
   list: (after: boolean, tag: boolean) => {
     const where = [after ? 'id > $3' : '', tag ? `tag = $${after ? 4 : 3}` : ''].filter(Boolean);
     return `SELECT id, name, tag FROM (
-              SELECT id, name, tag, sum(octet_length(name) + coalesce(octet_length(tag), 0))
+              SELECT id, name, tag, sum(octet_length('{"id":' || id || ',"name":' || to_json(name)::text
+                || coalesce(',"tag":' || to_json(tag)::text, '') || '}'))
                 OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS before
               FROM (SELECT id, name, tag FROM plants ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $1) page
             ) counted WHERE before IS NULL OR before < $2 ORDER BY id`;

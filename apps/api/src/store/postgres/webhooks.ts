@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
+  plantJson,
+  WEBHOOK_EVENT_DATA_JSON,
   WEBHOOK_EVENT_TYPES_DEFAULT,
   WEBHOOK_PREVIOUS_SECRETS_MAX,
   type WebhookEventType,
@@ -546,10 +548,15 @@ export class PostgresWebhookStore implements WebhookStore {
           secret: row.secret,
           type: row.type,
           payloadFormat: row.payload_format,
-          plant:
-            row.tag === null
-              ? { id: row.plant_id, name: row.name }
-              : { id: row.plant_id, name: row.name, tag: row.tag },
+          plantId: row.plant_id,
+          data: WEBHOOK_EVENT_DATA_JSON[row.type](
+            plantJson(
+              row.tag === null
+                ? { id: row.plant_id, name: row.name }
+                : { id: row.plant_id, name: row.name, tag: row.tag },
+            ),
+            row.plant_id,
+          ),
           attempts: row.attempts,
           leaseToken: token,
           createdAt: row.created_at,
