@@ -89,7 +89,7 @@ describeWithPostgres('a change of event types on PostgreSQL within the deadline'
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
     cleanups.push(() => admin.end());
-    await admin.query("BEGIN; INSERT INTO webhook_events (plant_id, name) VALUES (1, 'Pending')");
+    await admin.query(`BEGIN; INSERT INTO webhook_events (plant_id, data) VALUES (1, '{"id":1,"name":"Pending"}')`);
     const started = Date.now();
     const change = store.webhooks.updateEndpoint('ep_a', { eventTypes: ['plantDeleted'] }).then(
       () => undefined,

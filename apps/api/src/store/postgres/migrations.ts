@@ -165,6 +165,30 @@ export const postgresMigrations: readonly string[] = [
      FOR EACH ROW WHEN (OLD.enabled IS DISTINCT FROM NEW.enabled OR OLD.event_types IS DISTINCT FROM NEW.event_types)
      EXECUTE FUNCTION webhook_event_receivers_follow();
    DROP INDEX webhook_endpoints_deletions`,
+  // The plant's shape defined once (@org/plant-contract's plantJson): a plant is its JSON text, and
+  // an event or delivery its data's text (WEBHOOK_EVENT_DATA_JSON), written by the plant's own
+  // statement; `tag` stays, the listing's filter. Text, not json (whose input the server would parse
+  // at every create for nothing: the text is the contract's) nor jsonb (which reorders keys and
+  // would change the bytes signed). Each table is rewritten once, by ALTER COLUMN … USING, into the
+  // very text the contract writes: to_json quotes a string as JSON.stringify does (PostgreSQL text
+  // holds no NUL or lone surrogate, and both leave other characters as they are). The previous
+  // release writes name and cannot run beside this one (docs/operations.md, "Upgrading to plants
+  // stored as JSON text").
+  `ALTER TABLE plants ALTER COLUMN name TYPE text
+     USING '{"id":' || id || ',"name":' || to_json(name)::text || coalesce(',"tag":' || to_json(tag)::text, '') || '}';
+   ALTER TABLE plants RENAME COLUMN name TO plant;
+   ALTER TABLE webhook_events ALTER COLUMN name TYPE text USING
+     CASE type WHEN 'plantDeleted' THEN '{"id":' || plant_id || ',"plant":' ELSE '' END
+     || '{"id":' || plant_id || ',"name":' || to_json(name)::text || coalesce(',"tag":' || to_json(tag)::text, '') || '}'
+     || CASE type WHEN 'plantDeleted' THEN '}' ELSE '' END;
+   ALTER TABLE webhook_events RENAME COLUMN name TO data;
+   ALTER TABLE webhook_events DROP COLUMN tag;
+   ALTER TABLE webhook_deliveries ALTER COLUMN name TYPE text USING
+     CASE type WHEN 'plantDeleted' THEN '{"id":' || plant_id || ',"plant":' ELSE '' END
+     || '{"id":' || plant_id || ',"name":' || to_json(name)::text || coalesce(',"tag":' || to_json(tag)::text, '') || '}'
+     || CASE type WHEN 'plantDeleted' THEN '}' ELSE '' END;
+   ALTER TABLE webhook_deliveries RENAME COLUMN name TO data;
+   ALTER TABLE webhook_deliveries DROP COLUMN tag`,
 ];
 
 /**

@@ -1,3 +1,11 @@
+import {
+  plantJson,
+  stringifyExactJson,
+  type WebhookEventType,
+  type WebhookPayloadFormat,
+  webhookEventBody,
+  webhookEventJson,
+} from '@org/plant-contract';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describePlantStore } from '../../../test/support/plant-store-suite.ts';
@@ -278,6 +286,83 @@ describeWithPostgres('PostgresPlantStore', () => {
     ]);
   });
 
+  it('turns the plants, events and deliveries of the previous schema into their JSON text, byte for byte', async () => {
+    const { url } = await database();
+    const client = await migratedBefore(url, 'RENAME COLUMN name TO plant');
+    const plants: StoredPlant[] = [
+      { id: 9007199254740993n, name: 'Über "quoted" \\ fern ☘️ \u2028', tag: 'grün 🌿 <tag>' },
+      { id: -9223372036854775808n, name: 'Lowest\u007f' },
+      { id: 9223372036854775807n, name: '日本の植物', tag: '' },
+    ];
+    for (const { id, name, tag } of plants) {
+      await client.query('INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)', [id.toString(), name, tag ?? null]);
+    }
+    const formats: WebhookPayloadFormat[] = ['plain', 'standard'];
+    for (const format of formats) {
+      await client.query(
+        `INSERT INTO webhook_endpoints (id, url, secret, created_at, event_types, payload_format)
+         VALUES ($1, $2, 'whsec_a', now() - interval '1 hour', 'newPlant,plantDeleted', $3)`,
+        [`ep_${format}`, `https://hooks.example.com/${format}`, format],
+      );
+    }
+    // Announced and not yet fanned out, and fanned out and still pending, of both types.
+    const announced: [WebhookEventType, StoredPlant][] = [
+      ['newPlant', plants[0] as StoredPlant],
+      ['plantDeleted', plants[1] as StoredPlant],
+    ];
+    for (const [type, { id, name, tag }] of announced) {
+      await client.query('INSERT INTO webhook_events (type, plant_id, name, tag) VALUES ($1, $2, $3, $4)', [
+        type,
+        id.toString(),
+        name,
+        tag ?? null,
+      ]);
+    }
+    const pending: [WebhookEventType, StoredPlant][] = [
+      ['newPlant', plants[2] as StoredPlant],
+      ['plantDeleted', plants[0] as StoredPlant],
+    ];
+    for (const format of formats) {
+      for (const [type, { id, name, tag }] of pending) {
+        await client.query(
+          `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at)
+           VALUES ($1, $2, $3, $4, $5, now() - interval '1 minute')`,
+          [`ep_${format}`, type, id.toString(), name, tag ?? null],
+        );
+      }
+    }
+
+    const store = await openStore(url);
+    for (const plant of plants) expect(await store.get(plant.id)).toStrictEqual(plant);
+    const { rows } = await client.query<{ plant: string }>('SELECT plant FROM plants ORDER BY id');
+    expect(rows.map((row) => row.plant)).toStrictEqual(
+      [...plants].sort((a, b) => (a.id < b.id ? -1 : 1)).map((plant) => plantJson(plant)),
+    );
+    const claimed = await store.webhooks.claimDue({ limit: 100, leaseMs: 60_000, perEndpoint: 100, room: new Map() });
+    const byId = new Map(plants.map((plant) => [plant.id, plant]));
+    // Each body as the previous release built it from the plant's columns, and as this one from the data.
+    const bodies = (build: (delivery: (typeof claimed)[number]) => string) =>
+      claimed.map((delivery) => `${delivery.endpointId} ${delivery.type} ${build(delivery)}`).sort();
+    expect(claimed).toHaveLength(2 * (announced.length + pending.length));
+    expect(
+      bodies((delivery) => webhookEventJson(delivery.type, delivery.payloadFormat, delivery.data, delivery.createdAt)),
+    ).toStrictEqual(
+      bodies((delivery) =>
+        stringifyExactJson(
+          webhookEventBody(
+            delivery.type,
+            delivery.payloadFormat,
+            byId.get(delivery.plantId) as StoredPlant,
+            delivery.createdAt,
+          ),
+        ),
+      ),
+    );
+    expect((await store.list({ limit: 10 })).map(({ id }) => id)).toStrictEqual(
+      [...plants].map(({ id }) => id).sort((a, b) => (a < b ? -1 : 1)),
+    );
+  });
+
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
     const { url } = await database();
     const client = await migratedBefore(url, 'duplicate_url');
@@ -497,7 +582,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     const inserter = await connect(url);
     // An uncommitted insert of id 1 holds the first batch's statement on its row lock.
     await blocker.query('BEGIN');
-    await blocker.query("INSERT INTO plants (id, name) VALUES (1, 'Held')");
+    await blocker.query(`INSERT INTO plants (id, plant) VALUES (1, '{"id":1,"name":"Held"}')`);
     const first = Promise.all([store.create({ id: 1n, name: 'Held' }), store.create({ id: 2n, name: 'First 2' })]);
     const waitingOnLock = async () => {
       const { rows } = await inserter.query<{ count: string }>(

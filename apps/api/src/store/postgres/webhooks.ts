@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  plantJson,
-  WEBHOOK_EVENT_DATA_JSON,
   WEBHOOK_EVENT_TYPES_DEFAULT,
   WEBHOOK_PREVIOUS_SECRETS_MAX,
   type WebhookEventType,
@@ -52,8 +50,8 @@ type ClaimedRow = {
   /** Those rotated out whose grace lasts; null when none ever was. */
   previous_secrets: string[] | null;
   plant_id: bigint;
-  name: string;
-  tag: string | null;
+  /** The event's data as JSON text, as its plant's statement wrote it. */
+  data: string;
   attempts: number;
   created_at: Date;
   traceparent: string | null;
@@ -217,7 +215,7 @@ const sql = {
                SET lease_until = now() + $2::float8 * interval '1 millisecond',
                    next_attempt_at = now() + $2::float8 * interval '1 millisecond', lease_token = $3
                FROM chosen WHERE d.seq = chosen.seq
-               RETURNING d.seq, d.endpoint_id, d.type, d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
+               RETURNING d.seq, d.endpoint_id, d.type, d.plant_id, d.data, d.attempts, d.created_at, d.traceparent
              ), rated AS (
                SELECT l.id, l.rate, l.tat + count(c.seq) * (1000.0 / l.rate) * interval '1 millisecond' AS tat,
                       count(c.seq) AS claimed
@@ -228,11 +226,11 @@ const sql = {
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
                     ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
-                    c.type, e.payload_format, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent,
+                    c.type, e.payload_format, c.plant_id, c.data, c.attempts, c.created_at, c.traceparent,
                     NULL::float8 AS room_ms
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s
              UNION ALL
-             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                     extract(epoch FROM min(wake) - now())::float8 * 1000
              FROM (SELECT r.tat + greatest(1, ceil(r.rate / 10.0)) * (1000.0 / r.rate) * interval '1 millisecond'
                             - interval '1 second' AS wake
@@ -279,10 +277,10 @@ const sql = {
                LIMIT greatest(1, least($2::int, $3::int / greatest(1, (SELECT count(*) FROM webhook_endpoints WHERE enabled))::int))
                FOR UPDATE SKIP LOCKED
              )
-             RETURNING seq, type, plant_id, name, tag, created_at, traceparent
+             RETURNING seq, type, plant_id, data, created_at, traceparent
            ), fanned AS (
-             INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at, traceparent)
-             SELECT ep.id, b.type, b.plant_id, b.name, b.tag, b.created_at, b.created_at, b.traceparent
+             INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, data, next_attempt_at, created_at, traceparent)
+             SELECT ep.id, b.type, b.plant_id, b.data, b.created_at, b.created_at, b.traceparent
              FROM batch b JOIN webhook_endpoints ep ON ep.enabled AND ep.created_at <= b.created_at
                AND b.type = ANY (string_to_array(ep.event_types, ','))
              ORDER BY b.seq, ep.created_at, ep.id
@@ -549,14 +547,7 @@ export class PostgresWebhookStore implements WebhookStore {
           type: row.type,
           payloadFormat: row.payload_format,
           plantId: row.plant_id,
-          data: WEBHOOK_EVENT_DATA_JSON[row.type](
-            plantJson(
-              row.tag === null
-                ? { id: row.plant_id, name: row.name }
-                : { id: row.plant_id, name: row.name, tag: row.tag },
-            ),
-            row.plant_id,
-          ),
+          data: row.data,
           attempts: row.attempts,
           leaseToken: token,
           createdAt: row.created_at,
