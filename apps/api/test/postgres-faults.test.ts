@@ -119,7 +119,9 @@ const storedPlants = async (url: string): Promise<Map<bigint, string>> => {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string; name: string }>('SELECT id::text, name FROM plants');
+    const { rows } = await client.query<{ id: string; name: string }>(
+      `SELECT id::text, plant::json ->> 'name' AS name FROM plants`,
+    );
     return new Map(rows.map((row) => [BigInt(row.id), row.name]));
   } finally {
     await client.end();

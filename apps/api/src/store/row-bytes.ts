@@ -5,6 +5,7 @@
  */
 import {
   NAME_MAX_LENGTH,
+  plantJson,
   TAG_MAX_LENGTH,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
   WEBHOOK_ENDPOINTS_MAX,
@@ -12,12 +13,15 @@ import {
 } from '@org/plant-contract';
 import type { ListOptions, StoredPlant } from './plant-store.ts';
 
-/** The most bytes a plant's name and tag take: every character may take four bytes in UTF-8. */
-export const MAX_PLANT_BYTES = 4 * (NAME_MAX_LENGTH + TAG_MAX_LENGTH);
+/**
+ * The most bytes a plant's JSON text takes: every character of its name and tag may take four
+ * bytes in UTF-8 (an escaped quote two; control characters are refused), and 64 hold its id, keys
+ * and punctuation.
+ */
+export const MAX_PLANT_BYTES = 4 * (NAME_MAX_LENGTH + TAG_MAX_LENGTH) + 64;
 
-/** The bytes a plant's name and tag take, as ListOptions.maxBytes counts them. */
-export const plantBytes = ({ name, tag }: StoredPlant): number =>
-  Buffer.byteLength(name) + (tag === undefined ? 0 : Buffer.byteLength(tag));
+/** The bytes of a plant's JSON text (plantJson), as ListOptions.maxBytes counts them. */
+export const plantBytes = (plant: StoredPlant): number => Buffer.byteLength(plantJson(plant));
 
 /** The bytes a list of plants can hold at most: `limit` plants, or `maxBytes` and the two plants past it. */
 export const listBytes = ({ limit, maxBytes = Number.POSITIVE_INFINITY }: ListOptions): number =>

@@ -70,6 +70,59 @@ describeWithPostgres('the deadline of a store operation on PostgreSQL', () => {
   }, 30_000);
 });
 
+describeWithPostgres('a change of event types on PostgreSQL within the deadline', () => {
+  it('gives up its lock wait at the deadline, so that the creates it held back go on', async () => {
+    const database = await freshDatabase('plant_deadline');
+    cleanups.push(() => database.drop());
+    const store = await PostgresPlantStore.open({
+      url: database.url,
+      poolSize: 3,
+      statementTimeoutMs: 30_000,
+      deadlineMs: DEADLINE_MS,
+    });
+    cleanups.push(() => store.close());
+    await store.webhooks.createEndpoint(
+      { id: 'ep_a', url: 'https://hooks.example.com/a', secret: 'whsec_a', owner: 'operator' },
+      { perOwner: 10, total: 10 },
+    );
+    // A transaction that announced and has not committed: the change waits for it.
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query(`BEGIN; INSERT INTO webhook_events (plant_id, data) VALUES (1, '{"id":1,"name":"Pending"}')`);
+    const started = Date.now();
+    const change = store.webhooks.updateEndpoint('ep_a', { eventTypes: ['plantDeleted'] }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await until(
+      async () =>
+        (
+          await admin.query<{ count: number }>(
+            `SELECT count(*)::int AS count FROM pg_stat_activity
+             WHERE datname = current_database() AND application_name = 'plant-api' AND wait_event_type = 'Lock'`,
+          )
+        ).rows[0]?.count,
+      (count) => count === 1,
+    );
+    // Held back behind the change's lock request while it waits; its own deadline ends later.
+    await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS / 5));
+    let createdAt = Number.POSITIVE_INFINITY;
+    const create = store.create({ id: 2n, name: 'Held' }).finally(() => {
+      createdAt = Date.now();
+    });
+    expect(await change).toBeInstanceOf(StoreUnavailableError);
+    const changeFailedAt = Date.now();
+    expect(changeFailedAt - started).toBeLessThan(DEADLINE_MS + MARGIN_MS);
+    expect((await create).outcome).toBe('created');
+    expect(createdAt).toBeGreaterThanOrEqual(changeFailedAt);
+    await admin.query('ROLLBACK');
+    expect((await store.webhooks.getEndpoint('ep_a'))?.eventTypes).toStrictEqual(['newPlant']);
+    const changed = await store.webhooks.updateEndpoint('ep_a', { eventTypes: ['plantDeleted'] });
+    expect(changed.outcome === 'updated' && changed.endpoint.eventTypes).toStrictEqual(['plantDeleted']);
+  }, 30_000);
+});
+
 it('hears a lent connection that breaks, which would otherwise end the process, and closes it', async () => {
   // A connection the server dropped while it was lent: pg emits 'error' on it, and an EventEmitter
   // with no listener throws that at whoever emitted it, here the socket's close handler.

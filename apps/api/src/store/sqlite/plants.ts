@@ -1,6 +1,7 @@
 /** The plant operations of the embedded store: their SQL, what the thread runs, how the store decodes it. */
 import type { DatabaseSync } from 'node:sqlite';
-import { type CreateOutcome, type StoredPlant, samePlant } from '../plant-store.ts';
+import { samePlant } from '@org/plant-contract';
+import type { CreateOutcome, StoredPlant } from '../plant-store.ts';
 import { operation, type Thread } from './operation.ts';
 
 export type PlantRow = [name: string, tag: string | null];
@@ -9,13 +10,14 @@ export type PlantRow = [name: string, tag: string | null];
 export const plantStatements = (db: DatabaseSync) => {
   const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?');
   select.setReturnArrays(true);
-  // A row is listed while the rows before the one before it hold fewer than :maxBytes of names and
-  // tags (see ListOptions.maxBytes): the bytes are counted here, so no more than that crosses to
+  // A row is listed while the rows before the one before it hold fewer than :maxBytes of JSON text
+  // (see ListOptions.maxBytes): the bytes are counted here, so no more than that crosses to
   // the store's thread. The window runs over the `limit` rows of the inner query only.
   const listing = (where: string) => {
     const statement = db.prepare(
       `SELECT id, name, tag FROM (
-         SELECT id, name, tag, sum(octet_length(name) + coalesce(octet_length(tag), 0))
+         SELECT id, name, tag, sum(octet_length('{"id":' || id || ',"name":' || json_quote(name)
+           || iif(tag IS NULL, '', ',"tag":' || json_quote(tag)) || '}'))
            OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS before
          FROM (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT :limit + 0)
        ) WHERE before IS NULL OR before < :maxBytes ORDER BY id`,

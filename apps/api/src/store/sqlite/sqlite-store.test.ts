@@ -248,7 +248,7 @@ describe('SqlitePlantStore', () => {
     expect(await store.webhooks.retryDelivery('ep_old', 'msg_00000000000000aa_1')).toBe(true);
     await store.create({ id: 3n, name: 'New' });
     const claimed = await store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, room: new Map() });
-    const byPlant = new Map(claimed.map((delivery) => [delivery.plant.id, delivery.id]));
+    const byPlant = new Map(claimed.map((delivery) => [delivery.plantId, delivery.id]));
     expect(byPlant.get(1n)).toBe('msg_00000000000000aa_1');
     expect(byPlant.get(3n)).toMatch(/^msg_[0-9a-f]{16}_\d+$/);
     expect(byPlant.get(3n)).not.toMatch(/^msg_00000000000000aa_/);

@@ -5,6 +5,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
+import { WEBHOOK_EVENT_DATA_JSON } from '@org/plant-contract/json-text';
 import { advancedTat, rateRoom, rescaledTat, roomInMs } from '../rate-limit.ts';
 import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
 import {
@@ -27,7 +28,6 @@ import {
   type WebhookBacklog,
 } from '../webhook-store.ts';
 import { operation, type Thread } from './operation.ts';
-import { toPlant } from './plants.ts';
 
 /**
  * A claimed delivery as the thread sends it: an array, not an object. node:sqlite's rows are
@@ -43,8 +43,8 @@ export type ClaimedRow = [
   /** JSON: those rotated out whose grace lasts; null when there is none. */
   previousSecrets: string | null,
   plantId: bigint,
-  name: string,
-  tag: string | null,
+  /** The plant as JSON text (plantJson). */
+  plant: string,
   attempts: number | bigint,
   createdAt: number | bigint,
   traceparent: string | null,
@@ -66,8 +66,7 @@ const toClaimed = (
     secret,
     previousSecrets,
     plantId,
-    name,
-    tag,
+    plant,
     attempts,
     createdAt,
     traceparent,
@@ -86,7 +85,8 @@ const toClaimed = (
     secret,
     type,
     payloadFormat,
-    plant: toPlant(plantId, name, tag),
+    plantId,
+    data: WEBHOOK_EVENT_DATA_JSON[type](plant, plantId),
     attempts: Number(attempts),
     leaseToken,
     createdAt: new Date(Number(createdAt)),
@@ -279,7 +279,8 @@ export const webhookStatements = (db: DatabaseSync) => {
     // In the order of the protocol's ClaimedRow, after its webhook-id.
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret, ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
-              d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
+              d.plant_id, '{"id":' || d.plant_id || ',"name":' || json_quote(d.name)
+                || iif(d.tag IS NULL, '', ',"tag":' || json_quote(d.tag)) || '}', d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
       true,
       true,
