@@ -31,15 +31,16 @@ export type WireOperation = {
   arity: number;
   writes: boolean;
   outbox: boolean;
+  announces: boolean;
   run: (thread: Thread, ...args: unknown[]) => unknown;
   decode: (input: unknown, result: unknown) => unknown;
 };
 
 /** Every operation by name, each with its code on the wire. */
 export const OPERATIONS = Object.fromEntries(
-  Object.entries(TABLE).map(([name, { arity, writes, outbox, run, decode }], code) => [
+  Object.entries(TABLE).map(([name, { arity, writes, outbox, announces, run, decode }], code) => [
     name,
-    { arity, writes, outbox, run, decode, name, code },
+    { arity, writes, outbox, announces, run, decode, name, code },
   ]),
 ) as unknown as { [K in OpName]: Table[K] & { name: K; code: number } };
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { plantJson } from '@org/plant-contract';
 import { type Clock, systemClock } from '../../clock.ts';
 import type { StoreSpan, Tracing } from '../../ops/tracing-hooks.ts';
 import {
@@ -12,7 +13,6 @@ import {
 import type { RequestStore } from '../request-store.ts';
 import { listBytes } from '../row-bytes.ts';
 import { AnnounceListeners, type WebhookStore } from '../webhook-store.ts';
-import { decodeCreate, decodeDelete } from './plants.ts';
 import {
   type AttachMessage,
   type Batches,
@@ -43,6 +43,8 @@ export class DataDirInUseError extends Error {
 /** An operation sent (or about to be sent) to the thread; `decode` turns its result into the answer. */
 type Pending = {
   decode: (input: never, result: unknown) => unknown;
+  /** Whether its operation may announce an event (see Operation.announces). */
+  announces: boolean;
   input: unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -277,8 +279,16 @@ export class SqlitePlantStore implements PlantStore {
 
   create(plant: StoredPlant): Promise<CreateOutcome> {
     const span = this.#tracing?.storeOperation('create');
-    const { id, name, tag } = plant;
-    return this.#submit('create', span, plant, id, name, tag ?? null, span?.traceparent ?? null);
+    // Serialized here, off the database thread: it keeps and announces the text as it is.
+    return this.#submit(
+      'create',
+      span,
+      plant,
+      plant.id,
+      plant.tag ?? null,
+      plantJson(plant),
+      span?.traceparent ?? null,
+    );
   }
 
   delete(id: bigint): Promise<boolean> {
@@ -287,7 +297,7 @@ export class SqlitePlantStore implements PlantStore {
   }
 
   get(id: bigint): Promise<StoredPlant | undefined> {
-    return this.#submit('get', this.#tracing?.storeOperation('get'), id, id);
+    return this.#submit('get', this.#tracing?.storeOperation('get'), undefined, id);
   }
 
   list(options: ListOptions): Promise<StoredPlant[]> {
@@ -391,9 +401,10 @@ export class SqlitePlantStore implements PlantStore {
     }
     const { promise, resolve, reject } = Promise.withResolvers<OpAnswer<K>>();
     if (this.#idle()) this.#thread.ref();
-    const { code, outbox, decode } = OPERATIONS[op];
+    const { code, outbox, announces, decode } = OPERATIONS[op];
     (outbox ? this.#background : this.#queued).push({
       decode: decode as Pending['decode'],
+      announces,
       input,
       resolve: resolve as (value: unknown) => void,
       reject,
@@ -455,9 +466,7 @@ export class SqlitePlantStore implements PlantStore {
       pending.span?.end(batch.length, result === undefined ? failure : undefined);
       if (result === undefined) pending.reject(failure);
       else {
-        if (result === 'announced' && (pending.decode === decodeCreate || pending.decode === decodeDelete)) {
-          announced = true;
-        }
+        if (result === 'announced' && pending.announces) announced = true;
         pending.resolve(pending.decode(pending.input as never, result));
       }
     }

@@ -5,7 +5,6 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import type { WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
-import { WEBHOOK_EVENT_DATA_JSON } from '@org/plant-contract/json-text';
 import { advancedTat, rateRoom, rescaledTat, roomInMs } from '../rate-limit.ts';
 import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
 import {
@@ -43,8 +42,8 @@ export type ClaimedRow = [
   /** JSON: those rotated out whose grace lasts; null when there is none. */
   previousSecrets: string | null,
   plantId: bigint,
-  /** The plant as JSON text (plantJson). */
-  plant: string,
+  /** The event's data as text (see ClaimedDelivery). */
+  data: string,
   attempts: number | bigint,
   createdAt: number | bigint,
   traceparent: string | null,
@@ -66,7 +65,7 @@ const toClaimed = (
     secret,
     previousSecrets,
     plantId,
-    plant,
+    data,
     attempts,
     createdAt,
     traceparent,
@@ -86,7 +85,7 @@ const toClaimed = (
     type,
     payloadFormat,
     plantId,
-    data: WEBHOOK_EVENT_DATA_JSON[type](plant, plantId),
+    data,
     attempts: Number(attempts),
     leaseToken,
     createdAt: new Date(Number(createdAt)),
@@ -119,10 +118,7 @@ export const webhookStatements = (db: DatabaseSync) => {
     if (arrays) statement.setReturnArrays(true);
     return statement;
   };
-  const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
-  const deletionsReceived = prepare(
-    `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND ',' || event_types || ',' LIKE '%,plantDeleted,%' LIMIT 1`,
-  );
+  const receivedTypes = prepare('SELECT DISTINCT event_types FROM webhook_endpoints WHERE enabled = 1', false, true);
   const settings = db.prepare('SELECT instance, legacy_instance, legacy_upto FROM webhook_settings').get() as {
     instance: string;
     legacy_instance: string;
@@ -150,15 +146,14 @@ export const webhookStatements = (db: DatabaseSync) => {
     instanceOf,
     webhookId,
     withIds,
-    anyEnabled: () => enabled.get() !== undefined,
-    anyReceivingDeletions: () => deletionsReceived.get() !== undefined,
+    /** The event types the enabled endpoints receive (see Thread.receiving). */
+    receivedTypes: (): Set<WebhookEventType> =>
+      new Set(
+        (receivedTypes.all() as unknown as [string][]).flatMap(([types]) => types.split(',') as WebhookEventType[]),
+      ),
     // Positional: binding by name cost twice as much per create (measured).
     announce: prepare(
-      'INSERT INTO webhook_events (plant_id, name, tag, created_at, traceparent) VALUES (?, ?, ?, ?, ?)',
-    ),
-    announceDeletion: prepare(
-      `INSERT INTO webhook_events (type, plant_id, name, tag, created_at, traceparent)
-       VALUES ('plantDeleted', ?, ?, ?, ?, ?)`,
+      'INSERT INTO webhook_events (type, plant_id, data, created_at, traceparent) VALUES (?, ?, ?, ?, ?)',
     ),
     /** The last event of the next `limit` up to `last` to fan out, or null when there is none. */
     fanOutBound: prepare(
@@ -170,8 +165,8 @@ export const webhookStatements = (db: DatabaseSync) => {
     enabledCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE enabled = 1'),
     // An endpoint receives the events of its types announced since it was registered.
     fanOut: prepare(
-      `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at, traceparent)
-       SELECT ep.id, e.type, e.plant_id, e.name, e.tag, e.created_at, e.created_at, e.traceparent
+      `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, data, next_attempt_at, created_at, traceparent)
+       SELECT ep.id, e.type, e.plant_id, e.data, e.created_at, e.created_at, e.traceparent
        FROM webhook_events e JOIN webhook_endpoints ep ON ep.enabled = 1 AND ep.created_at <= e.created_at
          AND ',' || ep.event_types || ',' LIKE '%,' || e.type || ',%'
        WHERE e.seq <= :upTo
@@ -279,8 +274,7 @@ export const webhookStatements = (db: DatabaseSync) => {
     // In the order of the protocol's ClaimedRow, after its webhook-id.
     claimed: prepare(
       `SELECT d.seq, d.endpoint_id, e.url, e.secret, ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
-              d.plant_id, '{"id":' || d.plant_id || ',"name":' || json_quote(d.name)
-                || iif(d.tag IS NULL, '', ',"tag":' || json_quote(d.tag)) || '}', d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
+              d.plant_id, d.data, d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
       true,
       true,
@@ -394,10 +388,12 @@ const fanOut = (thread: Thread, limit: number, last = BigInt(Number.MAX_SAFE_INT
 };
 
 /** The writes of the webhook operations that do not change endpoints: outbox or secrets. */
-const write = { writes: true, outbox: false } as const;
+const write = { writes: true, outbox: false, announces: false } as const;
 /** The outbox's own work, in its lane (see `SqlitePlantStore`). */
-const outboxWrite = { writes: true, outbox: true } as const;
-const read = { writes: false, outbox: false } as const;
+const outboxWrite = { writes: true, outbox: true, announces: false } as const;
+const read = { writes: false, outbox: false, announces: false } as const;
+/** The outbox's reads (metrics), in its lane. */
+const outboxRead = { writes: false, outbox: true, announces: false } as const;
 
 /** A write that changes endpoints: whether a create announces is read again after its batch. */
 const changingEndpoints = (thread: Thread): void => {
@@ -752,8 +748,7 @@ export const webhookOperations = {
   }),
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: operation({
-    writes: false,
-    outbox: true,
+    ...outboxRead,
     arity: 0,
     run: ({ webhooks }: Thread): [pending: number, oldest: number | null] => {
       type Backlog = { pending: number | bigint; oldest: number | bigint | null };
@@ -771,8 +766,7 @@ export const webhookOperations = {
   }),
   /** → [endpoint id, oldest pending created_at (ms), …], the oldest first, at most `limit` endpoints. */
   backlogByEndpoint: operation({
-    writes: false,
-    outbox: true,
+    ...outboxRead,
     arity: 1,
     run: ({ webhooks }: Thread, limit: number): (string | number)[] =>
       (webhooks.backlogByEndpoint.all(limit) as { id: string; oldest: number | bigint }[]).flatMap(({ id, oldest }) => [
