@@ -18,8 +18,9 @@ import { exactJsonReplacer } from '@org/plant-contract';
 import { PAGE_BYTES } from '../src/plants/plants-router.ts';
 import type { StoredPlant } from '../src/store/plant-store.ts';
 import { listBytes } from '../src/store/row-bytes.ts';
+import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME } from '../src/store/sqlite/database-thread.ts';
 import { OPERATIONS } from '../src/store/sqlite/protocol.ts';
-import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME, SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
 import { LARGEST_NAME, LARGEST_TAG } from '../test/support/largest-values.ts';
 import { makeDataDir } from '../test/support/test-server.ts';
 

@@ -2,7 +2,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import type { WebhookEventType } from '@org/plant-contract';
 import type { plantStatements } from './plants.ts';
 import type { requestStatements } from './requests.ts';
-import type { webhookStatements } from './webhooks.ts';
+import type { webhookStatements } from './webhook-statements.ts';
 
 /** What a handler runs with on the database thread: the database, its statements, the batch's state. */
 export type Thread = {
@@ -28,7 +28,7 @@ export type Thread = {
 /**
  * One operation: `arity` arguments (held to `run`'s by its type); whether it writes (its result is
  * dropped when the batch rolls back); whether it is the outbox's work, sent in that lane's batches
- * (see `SqlitePlantStore`); whether it may announce an event (its result is then `'announced'` when
+ * (see `DatabaseThread`); whether it may announce an event (its result is then `'announced'` when
  * it did, and the store wakes the delivery loop). A result is never undefined: that marks a write
  * rolled back (BatchReply).
  */

@@ -18,14 +18,9 @@ import {
 } from '../../../test/support/webhook-store-suite.ts';
 import type { Clock } from '../../clock.ts';
 import { type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
+import { DataDirInUseError, MAX_RESTARTS, RESTART_DELAY_MS, SQLITE_FILE_NAME } from './database-thread.ts';
 import { sqliteMigrations } from './migrations.ts';
-import {
-  DataDirInUseError,
-  MAX_RESTARTS,
-  RESTART_DELAY_MS,
-  SQLITE_FILE_NAME,
-  SqlitePlantStore,
-} from './sqlite-store.ts';
+import { SqlitePlantStore } from './sqlite-store.ts';
 
 const RESTARTING = 'The embedded database stopped unexpectedly and is restarting; retry later.';
 

@@ -20,7 +20,7 @@ import {
   type WireOperation,
 } from './protocol.ts';
 import { requestStatements } from './requests.ts';
-import { webhookStatements } from './webhooks.ts';
+import { webhookStatements } from './webhook-statements.ts';
 
 const SQLITE_BUSY = 5;
 
