@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { WEBHOOK_ENDPOINTS_MAX, WEBHOOK_URL_MAX_LENGTH } from '@org/plant-contract';
+import { stringifyExactJson, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_EVENTS, WEBHOOK_URL_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '../../../test/support/largest-values.ts';
 import { manualClock } from '../../../test/support/manual-clock.ts';
@@ -17,15 +17,10 @@ import {
   fixedTracing,
 } from '../../../test/support/webhook-store-suite.ts';
 import type { Clock } from '../../clock.ts';
-import { StoreUnavailableError } from '../plant-store.ts';
+import { type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
+import { DataDirInUseError, MAX_RESTARTS, RESTART_DELAY_MS, SQLITE_FILE_NAME } from './database-thread.ts';
 import { sqliteMigrations } from './migrations.ts';
-import {
-  DataDirInUseError,
-  MAX_RESTARTS,
-  RESTART_DELAY_MS,
-  SQLITE_FILE_NAME,
-  SqlitePlantStore,
-} from './sqlite-store.ts';
+import { SqlitePlantStore } from './sqlite-store.ts';
 
 const RESTARTING = 'The embedded database stopped unexpectedly and is restarting; retry later.';
 
@@ -255,6 +250,48 @@ describe('SqlitePlantStore', () => {
     // A retry by the new id reaches the new delivery, not the old one.
     expect(await store.webhooks.retryDelivery('ep_old', byPlant.get(3n) as string)).toBe(true);
     expect(await store.webhooks.retryDelivery('ep_old', 'msg_00000000000000aa_3')).toBe(false);
+  });
+
+  it('keeps every plant, event and delivery as JSON text when plants become text, exactly as the service writes it', async () => {
+    const asText = sqliteMigrations.findIndex((sql) => sql.includes('plants_json'));
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    for (const sql of sqliteMigrations.slice(0, asText)) db.exec(sql);
+    const big: StoredPlant = { id: 9223372036854775807n, name: 'Grüne "Minze" \\ 🌿', tag: 'été' };
+    const plain: StoredPlant = { id: 9007199254740993n, name: 'Fern' };
+    const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
+    for (const plant of [big, plain]) insert.run(plant.id, plant.name, plant.tag ?? null);
+    db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at, event_types, payload_format)
+      VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', 1, 'newPlant,plantDeleted', 'plain')`);
+    // An event not fanned out yet, and a deletion already fanned out to a delivery.
+    db.prepare(
+      `INSERT INTO webhook_events (type, plant_id, name, tag, created_at) VALUES ('newPlant', ?, ?, ?, 2)`,
+    ).run(big.id, big.name, big.tag ?? null);
+    db.prepare(
+      `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at)
+       VALUES ('ep_before', 'plantDeleted', ?, ?, NULL, 3, 3)`,
+    ).run(plain.id, plain.name);
+    db.exec(`PRAGMA user_version = ${asText}`);
+    db.close();
+
+    const store = await openStore();
+    expect(await store.list({ limit: 10 })).toStrictEqual([plain, big]);
+    expect(await store.list({ limit: 10, tag: 'été' })).toStrictEqual([big]);
+    // The text is plantJson's: a replay is a replay, a change a conflict.
+    expect(await store.create({ ...big })).toStrictEqual({ outcome: 'replayed', plant: big });
+    expect(await store.create({ ...plain, tag: 'new' })).toStrictEqual({ outcome: 'conflict', existing: plain });
+    const claimed = await store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, room: new Map() });
+    expect(claimed.map(({ type, plantId, data }) => ({ type, plantId, data }))).toStrictEqual(
+      expect.arrayContaining([
+        {
+          type: 'plantDeleted',
+          plantId: plain.id,
+          data: stringifyExactJson(WEBHOOK_EVENTS.plantDeleted.dataOf(plain)),
+        },
+        { type: 'newPlant', plantId: big.id, data: stringifyExactJson(WEBHOOK_EVENTS.newPlant.dataOf(big)) },
+      ]),
+    );
+    expect(claimed).toHaveLength(2);
+    expect(await store.get(big.id)).toStrictEqual(big);
   });
 
   it('holds a rate-limited endpoint to rate × t + one second’s worth by its clock, draining at the rate, and follows a change', async () => {

@@ -5,6 +5,7 @@ import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
 import { DELETE_BATCH, LAST_SEQ, storedEventTypes } from '../store-shared.ts';
 import type { AnnounceListeners, WebhookStore } from '../webhook-store.ts';
 import type { Batches } from './protocol.ts';
+import type { AttemptRecord } from './webhooks.ts';
 
 /** The WebhookStore of SqlitePlantStore: its operations go in the store's batches. */
 export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: AnnounceListeners): WebhookStore => {
@@ -98,15 +99,14 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         now + leaseMs,
         token,
         perEndpoint,
-        [...room].flat(),
+        [...room],
       );
     },
     recordAttempt: async (claim, result) => (await store.recordAttempts([{ claim, result }]))[0] === true,
     recordAttempts: (attempts) => {
       const now = clock.now();
-      const flat: unknown[] = [];
-      for (const { claim, result } of attempts) {
-        flat.push(
+      const records = attempts.map(
+        ({ claim, result }): AttemptRecord => [
           claim.seq,
           claim.leaseToken,
           result.outcome,
@@ -114,9 +114,9 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
           'error' in result ? result.error : null,
           result.outcome === 'retry' ? now + result.retryInMs : null,
           claim.endpointId,
-        );
-      }
-      return call('recordAttempts', now, flat);
+        ],
+      );
+      return call('recordAttempts', now, records);
     },
     backlog: () => call('backlog'),
     backlogByEndpoint: (limit) => call('backlogByEndpoint', limit),

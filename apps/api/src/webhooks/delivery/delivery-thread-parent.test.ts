@@ -7,7 +7,8 @@ import { until } from '../../../test/support/until.ts';
 import { startWebhookReceiver } from '../../../test/support/webhook-receiver.ts';
 import { registerEndpoint } from '../../../test/support/webhook-service.ts';
 import { loadConfig } from '../../config.ts';
-import { RESTART_DELAY_MS, type SqlitePlantStore } from '../../store/sqlite/sqlite-store.ts';
+import { RESTART_DELAY_MS } from '../../store/sqlite/database-thread.ts';
+import type { SqlitePlantStore } from '../../store/sqlite/sqlite-store.ts';
 import { startDeliveryThread } from './delivery-thread-parent.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
