@@ -35,7 +35,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort } from '../apps/api/src/testing/free-port.ts';
+import { freePort } from '../apps/api/test/support/free-port.ts';
 import { linkDir, strictConsumerTsconfig } from '../packages/client/src/testing/consumer-project.ts';
 import { FIRST_RELEASE } from '../packages/contract/scripts/interface-version.ts';
 

@@ -18,7 +18,7 @@ const versionOf = (command: string, args = ['--version']): string => {
   }
 };
 
-// The newest PostgreSQL installed, as the test server picks it (apps/api/src/testing/postgres-server.ts).
+// The newest PostgreSQL installed, as the test server picks it (apps/api/test/support/postgres-server.ts).
 const postgresBin = (): string => {
   if (process.env.PLANT_TEST_POSTGRES_BIN) return join(process.env.PLANT_TEST_POSTGRES_BIN, 'postgres');
   const root = '/usr/lib/postgresql';

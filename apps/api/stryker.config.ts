@@ -6,6 +6,6 @@ export default strykerOptions([
   'src/auth/rate-limiter.ts',
   'src/http/error-handler.ts',
   'src/http/json-body.ts',
-  'src/webhooks/signature.ts',
-  'src/webhooks/target-address.ts',
+  'src/webhooks/secrets/signature.ts',
+  'src/webhooks/targets/target-address.ts',
 ]);

@@ -1,22 +1,22 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import SkipGuard, { allButNotModelled } from '../../scripts/skip-guard.ts';
 
-/** The HTTP suites that run on PostgreSQL too (through startTestServer, see testing/test-server.ts). */
+/** The HTTP suites that run on PostgreSQL too (through startTestServer, see test/support/test-server.ts). */
 const ON_BOTH_STORES = [
   'src/plants/create-plant.test.ts',
   'src/plants/read-delete-plants.test.ts',
   'src/plants/hostile-input.test.ts',
   'src/auth/bearer-auth.test.ts',
-  'src/webhooks/webhook-ids.test.ts',
-  'src/webhooks/webhook-registration-clock.test.ts',
-  'src/webhooks/webhook-events.test.ts',
-  'src/webhooks/test-delivery.test.ts',
-  'src/webhooks/idempotency-key.test.ts',
-  'src/webhooks/webhook-rate-limit.test.ts',
-  'src/webhooks/webhook-ownership.test.ts',
+  'src/webhooks/endpoints/webhook-ids.test.ts',
+  'src/webhooks/endpoints/webhook-registration-clock.test.ts',
+  'src/webhooks/events/webhook-events.test.ts',
+  'src/webhooks/endpoints/test-delivery.test.ts',
+  'src/webhooks/endpoints/idempotency-key.test.ts',
+  'src/webhooks/delivery/webhook-rate-limit.test.ts',
+  'src/webhooks/endpoints/webhook-ownership.test.ts',
   'src/http/concurrent-lists.test.ts',
-  'src/webhooks/delivery-pages.test.ts',
-  'src/testing/openapi-fuzz.test.ts',
+  'src/webhooks/endpoints/delivery-pages.test.ts',
+  'test/openapi-fuzz.test.ts',
 ];
 
 export default defineConfig({
@@ -27,7 +27,7 @@ export default defineConfig({
     // (pnpm test:stress) cannot fail a test that does much work, such as a property run.
     testTimeout: 30_000,
     // One throwaway PostgreSQL server per project; each test file makes its own databases.
-    globalSetup: ['src/testing/postgres-global-setup.ts'],
+    globalSetup: ['test/support/postgres-global-setup.ts'],
     projects: [
       {
         extends: true,
@@ -54,7 +54,7 @@ export default defineConfig({
         // listed by title in scripts/skip-guard.ts (FAKE_DOES_NOT_MODEL).
         test: {
           name: 'api-fake',
-          include: [...ON_BOTH_STORES, 'src/webhooks/webhook-operations.test.ts'],
+          include: [...ON_BOTH_STORES, 'src/webhooks/endpoints/webhook-operations.test.ts'],
           env: { PLANT_TEST_STORE: 'fake' },
           testNamePattern: allButNotModelled,
         },

@@ -7,7 +7,7 @@ export default defineConfig({
     include: ['test/container.test.ts'],
     // Under CI a skipped test fails the run unless allowed (scripts/skip-guard.ts).
     reporters: ['default', new SkipGuard()],
-    globalSetup: ['src/testing/postgres-global-setup.ts'],
+    globalSetup: ['test/support/postgres-global-setup.ts'],
     // The build's own timeout is in the test; vitest's default would cut the engine's start short.
     hookTimeout: 25 * 60_000,
   },

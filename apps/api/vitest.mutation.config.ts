@@ -19,8 +19,8 @@ export default defineConfig({
       'src/http/error-handler.test.ts',
       'src/http/one-parser.test.ts',
       'src/http/documented-statuses.test.ts',
-      'src/webhooks/signature.test.ts',
-      'src/webhooks/target-address.test.ts',
+      'src/webhooks/secrets/signature.test.ts',
+      'src/webhooks/targets/target-address.test.ts',
     ],
   },
 });

@@ -26,7 +26,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { percentile, sendSteadily } from '../../apps/api/src/testing/steady-sends.ts';
+import { percentile, sendSteadily } from '../../apps/api/test/support/steady-sends.ts';
 import { create, subscribe } from './receiver-load.ts';
 import { parseScriptArgs } from './script-args.ts';
 import { startServer } from './server-process.ts';

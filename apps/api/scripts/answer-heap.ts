@@ -20,8 +20,8 @@ import type { StoredPlant } from '../src/store/plant-store.ts';
 import { listBytes } from '../src/store/row-bytes.ts';
 import { OPERATIONS } from '../src/store/sqlite/protocol.ts';
 import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME, SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
-import { LARGEST_NAME, LARGEST_TAG } from '../src/testing/largest-values.ts';
-import { makeDataDir } from '../src/testing/test-server.ts';
+import { LARGEST_NAME, LARGEST_TAG } from '../test/support/largest-values.ts';
+import { makeDataDir } from '../test/support/test-server.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('Run with node --expose-gc.');

@@ -21,7 +21,7 @@ await build({
     { in: 'src/worker.ts', out: 'worker' },
     { in: 'src/migrate.ts', out: 'migrate' },
     { in: 'src/store/sqlite/thread.ts', out: 'sqlite-thread' },
-    { in: 'src/webhooks/delivery-thread.ts', out: 'delivery-thread' },
+    { in: 'src/webhooks/delivery/delivery-thread.ts', out: 'delivery-thread' },
   ],
   outdir,
   bundle: true,

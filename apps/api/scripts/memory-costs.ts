@@ -24,8 +24,8 @@ import { drainConnections } from '../src/http/drain.ts';
 import { createHttpServer } from '../src/http/http-server.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
-import { withCreate } from '../src/testing/store-with-create.ts';
-import { makeDataDir } from '../src/testing/test-server.ts';
+import { withCreate } from '../test/support/store-with-create.ts';
+import { makeDataDir } from '../test/support/test-server.ts';
 
 const TOKEN = 'memory-costs-token-0123456789abcdef';
 type Mode = 'idle' | 'kept-alive' | 'in-flight';

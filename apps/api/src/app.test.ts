@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
+import { makeDataDir } from '../test/support/test-server.ts';
 // Through the package's entry: what an application embedding the API imports.
 import { createApp, hashToken, SqlitePlantStore, staticTokens } from './index.ts';
-import { makeDataDir } from './testing/test-server.ts';
 
 const TOKEN = 'app-test-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}` };

@@ -17,11 +17,11 @@ import { createMetrics, type Metrics } from './ops/metrics.ts';
 import { opsRoutes, type Readiness, storeReadiness } from './ops/ops-routes.ts';
 import { createPlantsRouter, LARGEST_PAGE_BYTES } from './plants/plants-router.ts';
 import type { PlantStore } from './store/plant-store.ts';
-import type { HostResolver } from './webhooks/host-resolver.ts';
-import type { SecretBox } from './webhooks/secret-box.ts';
-import { addressesOf } from './webhooks/target-address.ts';
-import { createWebhookTester, type WebhookTester } from './webhooks/webhook-tester.ts';
-import { createWebhooksRouter } from './webhooks/webhooks-router.ts';
+import { createWebhookTester, type WebhookTester } from './webhooks/endpoints/webhook-tester.ts';
+import { createWebhooksRouter } from './webhooks/endpoints/webhooks-router.ts';
+import type { SecretBox } from './webhooks/secrets/secret-box.ts';
+import type { HostResolver } from './webhooks/targets/host-resolver.ts';
+import { addressesOf } from './webhooks/targets/target-address.ts';
 
 export type AppOptions = {
   store: PlantStore;

@@ -1,7 +1,7 @@
 /**
  * Time as a dependency of the webhook delivery loop and of the embedded store's outbox: what
  * time it is, and a callback once some time has passed. Tests give them a clock they move
- * themselves (testing/manual-clock.ts), so that a retry, a lease or a timeout happens when the
+ * themselves (test/support/manual-clock.ts), so that a retry, a lease or a timeout happens when the
  * test says, not when a busy machine gets round to it.
  */
 export type Clock = {

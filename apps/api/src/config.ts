@@ -5,7 +5,7 @@ import type { AdmissionLimits } from './http/admission.ts';
 import type { CorsOrigins } from './http/cors.ts';
 import type { ServerConfig } from './http/http-server.ts';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
-import { SECRETS_KEY_BYTES } from './webhooks/secret-box.ts';
+import { SECRETS_KEY_BYTES } from './webhooks/secrets/secret-box.ts';
 
 const rate = (fallback: number) =>
   optional(

@@ -20,11 +20,11 @@ import type { OpeningStore } from './store/open-store.ts';
 import type { PlantStore } from './store/plant-store.ts';
 import type { PostgresPlantStore } from './store/postgres/postgres-store.ts';
 import { SqlitePlantStore } from './store/sqlite/sqlite-store.ts';
-import type { WebhookDelivery } from './webhooks/delivery-loop.ts';
-import { startDeliveryThread } from './webhooks/delivery-thread-parent.ts';
-import { createHostResolver } from './webhooks/host-resolver.ts';
-import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
-import { createWebhookTester } from './webhooks/webhook-tester.ts';
+import type { WebhookDelivery } from './webhooks/delivery/delivery-loop.ts';
+import { startDeliveryThread } from './webhooks/delivery/delivery-thread-parent.ts';
+import { createWebhookTester } from './webhooks/endpoints/webhook-tester.ts';
+import { openWebhookSecrets } from './webhooks/secrets/seal-stored-secrets.ts';
+import { createHostResolver } from './webhooks/targets/host-resolver.ts';
 
 /** Linux caps it at net.core.somaxconn (4096 by default since 5.4). */
 const LISTEN_BACKLOG = 4096;

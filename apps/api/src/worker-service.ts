@@ -6,8 +6,8 @@ import { closeServer, listenForOps } from './ops/ops-server.ts';
 import type { Tracing } from './ops/tracing-hooks.ts';
 import { createShutdown, fail } from './process-lifecycle.ts';
 import { describeDatabase, PostgresPlantStore } from './store/postgres/postgres-store.ts';
-import { startWebhookDelivery } from './webhooks/delivery-loop.ts';
-import { openWebhookSecrets } from './webhooks/seal-stored-secrets.ts';
+import { startWebhookDelivery } from './webhooks/delivery/delivery-loop.ts';
+import { openWebhookSecrets } from './webhooks/secrets/seal-stored-secrets.ts';
 
 /**
  * How often an idle worker process looks for due deliveries: the API replicas that announce them

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from '../src/testing/child-output.ts';
-import { httpRequest, postPlant } from '../src/testing/http-request.ts';
-import { type Exit, logLines } from '../src/testing/main-process.ts';
-import { startOtlpReceiver } from '../src/testing/otlp-receiver.ts';
-import type { TestDatabase } from '../src/testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+import { collectOutput } from './support/child-output.ts';
+import { httpRequest, postPlant } from './support/http-request.ts';
+import { type Exit, logLines } from './support/main-process.ts';
+import { startOtlpReceiver } from './support/otlp-receiver.ts';
+import type { TestDatabase } from './support/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from './support/postgres-test-database.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const TOKEN = 'bundle-test-token-0123456789abcdef';

@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from '../src/testing/child-output.ts';
-import { httpRequest, postPlant } from '../src/testing/http-request.ts';
-import type { LoadSummary } from '../src/testing/keep-alive-load.ts';
-import { logLines } from '../src/testing/main-process.ts';
+import { collectOutput } from './support/child-output.ts';
+import { httpRequest, postPlant } from './support/http-request.ts';
+import type { LoadSummary } from './support/keep-alive-load.ts';
+import { logLines } from './support/main-process.ts';
 
 const API_DIR = join(import.meta.dirname, '..');
-const LOAD = join(import.meta.dirname, '..', 'src', 'testing', 'keep-alive-load.ts');
+const LOAD = join(import.meta.dirname, 'support', 'keep-alive-load.ts');
 const TOKEN = 'surge-test-token-0123456789abcdef';
 const CONNECTIONS = 4_000;
 const LOAD_MS = 4_000;

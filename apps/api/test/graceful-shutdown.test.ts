@@ -1,10 +1,10 @@
 import { Agent } from 'node:http';
 import pg from 'pg';
 import { afterAll, afterEach, expect, it } from 'vitest';
-import { type HttpAnswer, NoAnswerError, postPlant } from '../src/testing/http-request.ts';
-import { killAllMains, logLines, MAIN_TEST_TOKEN, type RunningMain, startMain } from '../src/testing/main-process.ts';
-import type { TestDatabase } from '../src/testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
+import { type HttpAnswer, NoAnswerError, postPlant } from './support/http-request.ts';
+import { killAllMains, logLines, MAIN_TEST_TOKEN, type RunningMain, startMain } from './support/main-process.ts';
+import type { TestDatabase } from './support/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from './support/postgres-test-database.ts';
 
 const WORKERS = 16;
 

@@ -1,14 +1,14 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type HttpAnswer, httpRequest, postPlant } from '../src/testing/http-request.ts';
-import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, startMain } from '../src/testing/main-process.ts';
+import { type HttpAnswer, httpRequest, postPlant } from './support/http-request.ts';
+import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, startMain } from './support/main-process.ts';
 import {
   createTestDatabase,
   findPostgres,
   type PostgresServer,
   startPostgresServer,
   type TestDatabase,
-} from '../src/testing/postgres-server.ts';
+} from './support/postgres-server.ts';
 
 /**
  * Faults of the database under a running service, on a PostgreSQL server of this file's own

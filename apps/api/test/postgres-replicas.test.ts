@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { postgresMigrations } from '../src/store/postgres/migrations.ts';
-import { type HttpAnswer, httpRequest, postPlant } from '../src/testing/http-request.ts';
-import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, runMain, startMain } from '../src/testing/main-process.ts';
-import type { TestDatabase } from '../src/testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../src/testing/postgres-test-database.ts';
-import { runToEnd } from '../src/testing/run-to-end.ts';
+import { type HttpAnswer, httpRequest, postPlant } from './support/http-request.ts';
+import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, runMain, startMain } from './support/main-process.ts';
+import type { TestDatabase } from './support/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from './support/postgres-test-database.ts';
+import { runToEnd } from './support/run-to-end.ts';
 
 const MIGRATE = join(import.meta.dirname, '..', 'src', 'migrate.ts');
 /** Every version this build knows. */

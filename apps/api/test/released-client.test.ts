@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllMains, type RunningMain, startMain } from '../src/testing/main-process.ts';
-import { installReleasedClient, type ReleasedClient } from '../src/testing/released-client.ts';
+import { killAllMains, type RunningMain, startMain } from './support/main-process.ts';
+import { installReleasedClient, type ReleasedClient } from './support/released-client.ts';
 
 /**
  * The client as last released, packed as it was published, against the server of this commit:

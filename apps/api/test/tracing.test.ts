@@ -3,18 +3,18 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postPlant } from '../src/testing/http-request.ts';
+import { postPlant } from './support/http-request.ts';
 import {
   logLines,
   MAIN_TEST_TOKEN,
   type RunningMain,
   startBuiltMain,
   startBuiltWorker,
-} from '../src/testing/main-process.ts';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../src/testing/otlp-receiver.ts';
-import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
-import { processFixtures, registerEndpoint } from '../src/testing/process-fixtures.ts';
-import type { WebhookReceiver } from '../src/testing/webhook-receiver.ts';
+} from './support/main-process.ts';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver.ts';
+import { describeWithPostgres } from './support/postgres-test-database.ts';
+import { processFixtures, registerEndpoint } from './support/process-fixtures.ts';
+import type { WebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
  * Traces from the built service (scripts/build.ts, the code `pnpm start`, the bundle and the image

@@ -2,17 +2,17 @@ import { Agent } from 'node:http';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { postPlant } from '../src/testing/http-request.ts';
-import { MAIN_TEST_TOKEN, startMain } from '../src/testing/main-process.ts';
-import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
+import { postPlant } from './support/http-request.ts';
+import { MAIN_TEST_TOKEN, startMain } from './support/main-process.ts';
+import { describeWithPostgres } from './support/postgres-test-database.ts';
 import {
   listDeliveries as deliveries,
   processFixtures,
   registerEndpoint as register,
   WEBHOOK_PROCESS_ENV,
-} from '../src/testing/process-fixtures.ts';
-import { until } from '../src/testing/until.ts';
-import type { WebhookReceiver } from '../src/testing/webhook-receiver.ts';
+} from './support/process-fixtures.ts';
+import { until } from './support/until.ts';
+import type { WebhookReceiver } from './support/webhook-receiver.ts';
 
 /** The real service processes (node src/main.ts), killed for real. */
 

@@ -1,17 +1,17 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { WORKER_NEEDS_DATABASE } from '../src/config.ts';
-import { httpRequest, postPlant } from '../src/testing/http-request.ts';
-import { logLines, MAIN_TEST_TOKEN, runMain, runWorker, startMain, startWorker } from '../src/testing/main-process.ts';
-import { describeWithPostgres } from '../src/testing/postgres-test-database.ts';
+import { httpRequest, postPlant } from './support/http-request.ts';
+import { logLines, MAIN_TEST_TOKEN, runMain, runWorker, startMain, startWorker } from './support/main-process.ts';
+import { describeWithPostgres } from './support/postgres-test-database.ts';
 import {
   MAIN_AUTH as auth,
   listDeliveries as deliveries,
   processFixtures,
   registerEndpoint as register,
   WEBHOOK_PROCESS_ENV as WEBHOOK_ENV,
-} from '../src/testing/process-fixtures.ts';
-import { until } from '../src/testing/until.ts';
+} from './support/process-fixtures.ts';
+import { until } from './support/until.ts';
 
 /**
  * Delivery as its own role: API replicas with PLANT_WEBHOOK_DELIVERY=false and webhook worker

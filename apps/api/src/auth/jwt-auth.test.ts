@@ -4,12 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { contract, SCOPES } from '@org/plant-contract';
 import { errors, exportJWK, generateKeyPair, type JWK, type JWTVerifyGetKey, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../../test/support/expect-error.ts';
+import { fakeStore } from '../../test/support/fake-store.ts';
 import { createApp } from '../app.ts';
 import type { StoredPlant } from '../store/plant-store.ts';
-import { expectError } from '../testing/expect-error.ts';
-import { fakeStore } from '../testing/fake-store.ts';
 import { combineAuthenticators, staticTokens } from './authenticator.ts';
-import { jwtAuthenticator } from './jwt-authenticator.ts';
+import { type JwtOptions, jwtAuthenticator } from './jwt-authenticator.ts';
 import { hashToken } from './token-hash.ts';
 
 const ISSUER = 'https://issuer.test/';
@@ -50,19 +50,12 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map(close));
 });
 
-type AppOptions = {
+/** The authenticator's options, all optional here (the JWKS served above by default), and the app's. */
+type AppOptions = Partial<Omit<JwtOptions, 'jwksUrl' | 'issuer' | 'audience' | 'algorithms'>> & {
   url?: string;
   requireScopes?: boolean;
   algorithms?: string[];
-  jwksTimeoutMs?: number;
-  jwksCooldownMs?: number;
   rateLimitPerToken?: number;
-  clockToleranceMs?: number;
-  jwksCacheMaxAgeMs?: number;
-  jwksMaxStaleMs?: number;
-  now?: () => number;
-  keyLookup?: JWTVerifyGetKey;
-  principalClaim?: string;
 };
 
 const startApp = async ({

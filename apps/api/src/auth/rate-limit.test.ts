@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectError } from '../../test/support/expect-error.ts';
+import { fakeStore } from '../../test/support/fake-store.ts';
 import { type AppOptions, createApp } from '../app.ts';
-import { TEAM_SCOPES } from '../auth/token-entries.ts';
-import { expectError } from '../testing/expect-error.ts';
-import { fakeStore } from '../testing/fake-store.ts';
 import { staticTokens } from './authenticator.ts';
+import { TEAM_SCOPES } from './token-entries.ts';
 import { hashToken } from './token-hash.ts';
 
 const FLOOD = 'flooding-token-0123456789';

@@ -2,15 +2,15 @@ import { EventEmitter } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fakeStore } from '../../test/support/fake-store.ts';
+import { httpRequest } from '../../test/support/http-request.ts';
+import { until } from '../../test/support/until.ts';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { TEAM_SCOPES } from '../auth/token-entries.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { LARGEST_PAGE_BYTES } from '../plants/plants-router.ts';
 import type { ListOptions, StoredPlant } from '../store/plant-store.ts';
-import { fakeStore } from '../testing/fake-store.ts';
-import { httpRequest } from '../testing/http-request.ts';
-import { until } from '../testing/until.ts';
 import { answerBudget } from './answer-budget.ts';
 
 const TOKEN = 'answer-budget-token-0123456789abcdef';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { deferCleanups } from '../testing/cleanups.ts';
-import { postPlant } from '../testing/http-request.ts';
-import { startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
-import { callApi, registerEndpoint } from '../testing/webhook-service.ts';
+import { deferCleanups } from '../../test/support/cleanups.ts';
+import { postPlant } from '../../test/support/http-request.ts';
+import { startTestServer, TEST_TOKEN } from '../../test/support/test-server.ts';
+import { callApi, registerEndpoint } from '../../test/support/webhook-service.ts';
 
 const defer = deferCleanups();
 

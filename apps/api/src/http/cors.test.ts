@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HttpAnswer, httpRequest } from '../testing/http-request.ts';
-import { startTestServer, TEST_TOKEN, type TestAppOptions, type TestServer } from '../testing/test-server.ts';
+import { type HttpAnswer, httpRequest } from '../../test/support/http-request.ts';
+import { startTestServer, TEST_TOKEN, type TestAppOptions, type TestServer } from '../../test/support/test-server.ts';
 
 const PAGE = 'http://127.0.0.1:5173';
 const OTHER = 'https://elsewhere.example';

@@ -1,12 +1,16 @@
 import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeStore } from '../../test/support/fake-store.ts';
+import {
+  type OpenApiDocumentJson,
+  type ResponseChecker,
+  responseChecker,
+} from '../../test/support/openapi-conformance.ts';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
-import { fakeStore } from '../testing/fake-store.ts';
-import { type OpenApiDocumentJson, type ResponseChecker, responseChecker } from '../testing/openapi-conformance.ts';
 import { answerClientErrors } from './client-errors.ts';
 import { createHttpServer } from './http-server.ts';
 

@@ -1,13 +1,13 @@
 import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fakeStore } from '../../test/support/fake-store.ts';
+import { NoAnswerError, postPlant } from '../../test/support/http-request.ts';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { CONFIG_DEFAULTS } from '../config-defaults.ts';
 import type { PlantStore } from '../store/plant-store.ts';
-import { fakeStore } from '../testing/fake-store.ts';
-import { NoAnswerError, postPlant } from '../testing/http-request.ts';
 import { answerClientErrors } from './client-errors.ts';
 import { drainConnections } from './drain.ts';
 import { createHttpServer, type ServerConfig, shutdownGracefully } from './http-server.ts';

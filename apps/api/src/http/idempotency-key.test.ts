@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeStore } from '../../test/support/fake-store.ts';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { StoreUnavailableError } from '../store/plant-store.ts';
 import type { RequestStore } from '../store/request-store.ts';
-import { fakeStore } from '../testing/fake-store.ts';
 
 const TOKEN = 'idempotency-unit-token-0123456789abcdef';
 

@@ -8,7 +8,7 @@ import {
 import type { RequestHandler } from 'express';
 import { clientKey } from '../auth/bearer-auth.ts';
 import type { RequestStore } from '../store/request-store.ts';
-import type { SecretBox } from '../webhooks/secret-box.ts';
+import type { SecretBox } from '../webhooks/secrets/secret-box.ts';
 import { sendError } from './http-error.ts';
 
 /**

@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fakeStore } from '../../test/support/fake-store.ts';
 import { type AppOptions, createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
-import { fakeStore } from '../testing/fake-store.ts';
 
 const TOKEN = 'log-test-token-0123456789';
 

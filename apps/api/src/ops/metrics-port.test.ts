@@ -3,14 +3,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectError } from '../../test/support/expect-error.ts';
+import { makeDataDir } from '../../test/support/test-server.ts';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { SqlitePlantStore } from '../store/sqlite/sqlite-store.ts';
 import type { WebhookStore } from '../store/webhook-store.ts';
-import { expectError } from '../testing/expect-error.ts';
-import { makeDataDir } from '../testing/test-server.ts';
-import { createWebhookMetrics } from '../webhooks/webhook-metrics.ts';
+import { createWebhookMetrics } from '../webhooks/delivery/webhook-metrics.ts';
 import { createMetrics } from './metrics.ts';
 import { createOpsApp, storeReadiness } from './ops-routes.ts';
 

@@ -2,12 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fakeStore } from '../../test/support/fake-store.ts';
+import { httpRequest, postPlant } from '../../test/support/http-request.ts';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
-import { fakeStore } from '../testing/fake-store.ts';
-import { httpRequest, postPlant } from '../testing/http-request.ts';
 import { createMetrics, type MetricsOptions } from './metrics.ts';
 import { createOpsApp, READINESS_TIMEOUT_MS, storeReadiness } from './ops-routes.ts';
 

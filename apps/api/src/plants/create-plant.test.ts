@@ -4,16 +4,16 @@ import { deflateSync, gzipSync } from 'node:zlib';
 import { createPlantClient, PlantApiError, PlantClientError } from '@org/plant-client';
 import { INT64_MAX, INT64_MIN, NAME_MAX_LENGTH, TAG_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectError } from '../../test/support/expect-error.ts';
+import { fakeStore } from '../../test/support/fake-store.ts';
+import { conformingFetch as fetch } from '../../test/support/openapi-conformance.ts';
+import { serverPerTest } from '../../test/support/server-per-test.ts';
+import { startTestServer, TEST_TOKEN } from '../../test/support/test-server.ts';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';
 import { BODY_LIMIT_BYTES } from '../http/json-body.ts';
 import { type PlantStore, StoreUnavailableError } from '../store/plant-store.ts';
-import { expectError } from '../testing/expect-error.ts';
-import { fakeStore } from '../testing/fake-store.ts';
-import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
-import { serverPerTest } from '../testing/server-per-test.ts';
-import { startTestServer, TEST_TOKEN } from '../testing/test-server.ts';
 
 const server = serverPerTest();
 

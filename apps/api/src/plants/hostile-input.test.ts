@@ -8,10 +8,10 @@ import {
 } from '@org/plant-contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../../test/support/expect-error.ts';
+import { conformingFetch as fetch } from '../../test/support/openapi-conformance.ts';
+import { startTestServer, TEST_TOKEN, type TestServer } from '../../test/support/test-server.ts';
 import type { StoredPlant } from '../store/plant-store.ts';
-import { expectError } from '../testing/expect-error.ts';
-import { conformingFetch as fetch } from '../testing/openapi-conformance.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../testing/test-server.ts';
 
 let server: TestServer;
 beforeAll(async () => {

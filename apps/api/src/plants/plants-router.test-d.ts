@@ -1,7 +1,7 @@
 import { contract, type NewPlant } from '@org/plant-contract';
 import { type createExpressEndpoints, initServer } from '@ts-rest/express';
 import { expectTypeOf } from 'vitest';
-import type { createWebhooksRouter } from '../webhooks/webhooks-router.ts';
+import type { createWebhooksRouter } from '../webhooks/endpoints/webhooks-router.ts';
 import type { createPlantsRouter } from './plants-router.ts';
 
 const s = initServer();

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { afterEach, expect, it, vi } from 'vitest';
-import { describeWithPostgres, freshDatabase } from '../../testing/postgres-test-database.ts';
-import { until } from '../../testing/until.ts';
+import { describeWithPostgres, freshDatabase } from '../../../test/support/postgres-test-database.ts';
+import { until } from '../../../test/support/until.ts';
 import { StoreUnavailableError } from '../plant-store.ts';
 import { deadlinePool } from './deadline-pool.ts';
 import { PostgresPlantStore } from './postgres-store.ts';

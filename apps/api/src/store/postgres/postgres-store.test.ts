@@ -1,16 +1,16 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describePlantStore } from '../../testing/plant-store-suite.ts';
-import type { TestDatabase } from '../../testing/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../../testing/postgres-test-database.ts';
-import { until } from '../../testing/until.ts';
+import { describePlantStore } from '../../../test/support/plant-store-suite.ts';
+import type { TestDatabase } from '../../../test/support/postgres-server.ts';
+import { describeWithPostgres, freshDatabase } from '../../../test/support/postgres-test-database.ts';
+import { until } from '../../../test/support/until.ts';
 import {
   expectDuplicateUrlsKept,
   expectEndpointsGivenToOperator,
   expectOutboxKeptWithoutTraceparent,
   expectTraceparentKept,
   fixedTracing,
-} from '../../testing/webhook-store-suite.ts';
+} from '../../../test/support/webhook-store-suite.ts';
 import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
 import { migrate, postgresMigrations } from './migrations.ts';
 import {

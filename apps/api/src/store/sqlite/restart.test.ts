@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { httpRequest } from '../../testing/http-request.ts';
-import { manualClock } from '../../testing/manual-clock.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../testing/test-server.ts';
-import { until } from '../../testing/until.ts';
+import { httpRequest } from '../../../test/support/http-request.ts';
+import { manualClock } from '../../../test/support/manual-clock.ts';
+import { startTestServer, TEST_TOKEN, type TestServer } from '../../../test/support/test-server.ts';
+import { until } from '../../../test/support/until.ts';
 import { RESTART_DELAY_MS, type SqlitePlantStore } from './sqlite-store.ts';
 
 const auth = { authorization: `Bearer ${TEST_TOKEN}` };

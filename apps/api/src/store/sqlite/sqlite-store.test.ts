@@ -4,19 +4,19 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { WEBHOOK_ENDPOINTS_MAX, WEBHOOK_URL_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../clock.ts';
-import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '../../testing/largest-values.ts';
-import { manualClock } from '../../testing/manual-clock.ts';
-import { describePlantStore } from '../../testing/plant-store-suite.ts';
-import { type ChildResult, runToEnd } from '../../testing/run-to-end.ts';
-import { until } from '../../testing/until.ts';
+import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '../../../test/support/largest-values.ts';
+import { manualClock } from '../../../test/support/manual-clock.ts';
+import { describePlantStore } from '../../../test/support/plant-store-suite.ts';
+import { type ChildResult, runToEnd } from '../../../test/support/run-to-end.ts';
+import { until } from '../../../test/support/until.ts';
 import {
   expectDuplicateUrlsKept,
   expectEndpointsGivenToOperator,
   expectOutboxKeptWithoutTraceparent,
   expectTraceparentKept,
   fixedTracing,
-} from '../../testing/webhook-store-suite.ts';
+} from '../../../test/support/webhook-store-suite.ts';
+import type { Clock } from '../../clock.ts';
 import { StoreUnavailableError } from '../plant-store.ts';
 import { sqliteMigrations } from './migrations.ts';
 import {

@@ -1,0 +1,52 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postPlant } from '../../../test/support/http-request.ts';
+import { manualClock } from '../../../test/support/manual-clock.ts';
+import { startTestServer, TEST_TOKEN } from '../../../test/support/test-server.ts';
+import { until } from '../../../test/support/until.ts';
+import { startWebhookReceiver } from '../../../test/support/webhook-receiver.ts';
+import { registerEndpoint } from '../../../test/support/webhook-service.ts';
+import { loadConfig } from '../../config.ts';
+import { RESTART_DELAY_MS, type SqlitePlantStore } from '../../store/sqlite/sqlite-store.ts';
+import { startDeliveryThread } from './delivery-thread-parent.ts';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe('the delivery thread on the embedded store', () => {
+  it('delivers again once the database thread it talks to was restarted', async () => {
+    const clock = manualClock();
+    const server = await startTestServer(undefined, { storeClock: clock, allowPrivateWebhooks: true });
+    cleanups.push(() => server.cleanup());
+    const receiver = await startWebhookReceiver();
+    cleanups.push(() => receiver.close());
+    const config = loadConfig({ PLANT_WEBHOOKS_ALLOW_PRIVATE: 'true', PLANT_API_TOKENS: TEST_TOKEN });
+    const crashes: Error[] = [];
+    const delivery = await startDeliveryThread({
+      store: server.store,
+      config,
+      logger: pino({ enabled: false }),
+      writeLog: () => {},
+      onCrash: (error) => crashes.push(error),
+    });
+    cleanups.push(() => delivery.stop());
+    await registerEndpoint(server.url, receiver.url);
+    expect((await postPlant(server.url, TEST_TOKEN, { id: 1n, name: 'Monstera' })).status).toBe(200);
+    await receiver.waitFor(1);
+
+    const store = server.store as SqlitePlantStore;
+    await store.terminateWorkerForTesting();
+    await clock.advance(RESTART_DELAY_MS);
+    await until(async () => store.alive(), Boolean);
+    expect((await postPlant(server.url, TEST_TOKEN, { id: 2n, name: 'Fern' })).status).toBe(200);
+    // At least once: the first plant comes again if the stop cut off the record of its attempt.
+    const bodies = await until(
+      async () => new Set(receiver.received.map(({ body }) => body)),
+      (seen) => seen.size === 2,
+    );
+    expect(bodies).toStrictEqual(new Set(['{"id":1,"name":"Monstera"}', '{"id":2,"name":"Fern"}']));
+    expect(crashes).toStrictEqual([]);
+  });
+});

@@ -1,0 +1,148 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { type Clock, systemClock } from '../../clock.ts';
+import { createHostResolver, HostLookupError, type HostResolver } from '../targets/host-resolver.ts';
+import { guardedLookup, hostOf, nonPublicCause } from '../targets/target-address.ts';
+
+/** How much of a receiver's answer is read: enough to reuse the connection, never a memory risk. */
+export const RESPONSE_BYTES_LIMIT = 4096;
+
+export type PostOptions = {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  agents: { http: HttpAgent; https: HttpsAgent };
+  /** Times the exchange out and dates Retry-After; default the system's. */
+  clock?: Clock;
+};
+
+/**
+ * What one attempt came to: the status when the receiver answered, or why it did not; `refused`
+ * when the service refused to send it at all (the target is not allowed), which no retry changes.
+ */
+export type PostOutcome =
+  | { status: number; retryAfterMs?: number }
+  | { status?: undefined; error: string; refused?: boolean };
+
+/**
+ * Keep-alive agents for the delivery loop; each new connection looks its host up with `resolver` (never
+ * dns.lookup, see host-resolver.ts), refusing non-public addresses unless private targets are allowed.
+ */
+export const createAgents = ({
+  allowPrivate,
+  maxSockets,
+  resolver = createHostResolver(),
+}: {
+  allowPrivate: boolean;
+  maxSockets: number;
+  resolver?: HostResolver;
+}): PostOptions['agents'] => {
+  const options = {
+    keepAlive: true,
+    maxSockets,
+    maxFreeSockets: maxSockets,
+    lookup: guardedLookup(resolver, { allowPrivate }) as never,
+  };
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+};
+
+/** Retry-After in milliseconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). */
+export const parseRetryAfter = (value: string | undefined, now = Date.now()): number | undefined => {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+};
+
+const describeFailure = (error: NodeJS.ErrnoException): PostOutcome => {
+  // The address guard refused the connection: trying again later would be refused again.
+  if (error.code === 'EPRIVATEADDRESS') return { error: `Refused to connect: ${error.message}`, refused: true };
+  if (error.code === 'ETIMEDOUT_WEBHOOK') return { error: error.message };
+  if (error instanceof HostLookupError) return { error: `Name lookup failed: ${error.message}` };
+  return { error: `Connection failed: ${error.code ?? error.message}.` };
+};
+
+/**
+ * POSTs one delivery. Redirects are not followed (a 3xx is an answer like any other), the answer
+ * is read up to RESPONSE_BYTES_LIMIT, and the whole exchange ends within `timeoutMs`.
+ */
+export const postWebhook = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  { timeoutMs, allowPrivate, agents, clock = systemClock }: PostOptions,
+): Promise<PostOutcome> =>
+  new Promise((resolve) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      resolve({ error: 'The endpoint URL is not valid.', refused: true });
+      return;
+    }
+    const https = target.protocol === 'https:';
+    if (!https && !(allowPrivate && target.protocol === 'http:')) {
+      resolve({ error: `Refused to connect: ${target.protocol} URLs are not allowed.`, refused: true });
+      return;
+    }
+    // An IP literal is connected to without a lookup, so it is judged here.
+    const host = hostOf(target);
+    const cause = !allowPrivate && isIP(host) !== 0 ? nonPublicCause(host) : undefined;
+    if (cause) {
+      resolve({ error: `Refused to connect: ${host} is ${cause}.`, refused: true });
+      return;
+    }
+
+    let settled = false;
+    const finish = (outcome: PostOutcome) => {
+      if (settled) return;
+      settled = true;
+      cancelTimeout();
+      resolve(outcome);
+    };
+    const send = https ? httpsRequest : httpRequest;
+    const allHeaders: Record<string, string> = {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'user-agent': 'plant-store-webhooks/1',
+    };
+    for (const name in headers) allHeaders[name] = headers[name] as string;
+    // The options spelled out rather than the URL: given a URL, node:http copies it into options
+    // through an object literal with a spread, a slow path that cost more than the signature.
+    const outgoing = send({
+      protocol: target.protocol,
+      hostname: host,
+      port: target.port === '' ? undefined : Number(target.port),
+      path: `${target.pathname}${target.search}`,
+      auth:
+        target.username === '' && target.password === ''
+          ? undefined
+          : `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`,
+      method: 'POST',
+      agent: https ? agents.https : agents.http,
+      headers: allHeaders,
+    });
+    const cancelTimeout = clock.setTimeout(() => {
+      outgoing.destroy(
+        Object.assign(new Error(`No 2xx answer within ${timeoutMs} ms.`), { code: 'ETIMEDOUT_WEBHOOK' }),
+      );
+    }, timeoutMs);
+    outgoing.once('error', (error: NodeJS.ErrnoException) => finish(describeFailure(error)));
+    outgoing.once('response', (response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      const retryAfter = response.headers['retry-after'];
+      const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        // More than we care to read: drop the connection rather than the memory.
+        if (read > RESPONSE_BYTES_LIMIT) response.destroy();
+      });
+      const done = () => finish(retryAfterMs === undefined ? { status } : { status, retryAfterMs });
+      response.once('end', done);
+      response.once('close', done);
+      response.once('error', done);
+    });
+    outgoing.end(body);
+  });
