@@ -508,6 +508,28 @@ describe('answers at the edges', () => {
     expect((await retried).body).toMatchObject({ delivered: true, status: 204 });
   });
 
+  it('keeps no 429 under an Idempotency-Key: once the test limit frees, the same key runs', async () => {
+    let now = new Date('2026-11-27T00:00:00Z');
+    const { fake, client } = setUp({ now: () => now });
+    const { id } = await client.createWebhook({ url });
+    for (let test = 0; test < WEBHOOK_TESTS_PER_MINUTE; test += 1) await client.testWebhook(id);
+    const headers = { 'idempotency-key': 'after-the-limit' };
+    expect((await call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers })).status).toBe(429);
+    now = new Date(now.getTime() + 60_000);
+    const ran = await call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers });
+    expect([ran.status, ran.headers.get('idempotent-replayed')]).toStrictEqual([200, null]);
+  });
+
+  it('refuses to sign a delivery of an endpoint deleted since', async () => {
+    const { fake, client } = setUp();
+    const { id } = await client.createWebhook({ url });
+    await client.createPlant({ id: 1, name: 'Fern' });
+    const [delivery] = fake.deliveries();
+    if (delivery === undefined) throw new Error('no delivery');
+    await client.deleteWebhook(id);
+    await expect(fake.signDelivery(delivery)).rejects.toThrow(new RangeError(`No webhook endpoint has id "${id}".`));
+  });
+
   it('keeps an Idempotency-Key for exactly IDEMPOTENCY_KEY_TTL_MS', async () => {
     let now = new Date('2026-11-27T00:00:00Z');
     const { fake } = setUp({ now: () => now });
