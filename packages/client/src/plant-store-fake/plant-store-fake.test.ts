@@ -520,6 +520,19 @@ describe('answers at the edges', () => {
     expect([ran.status, ran.headers.get('idempotent-replayed')]).toStrictEqual([200, null]);
   });
 
+  it("pages an endpoint's deliveries newest first, and the client follows the pages", async () => {
+    const { fake, client } = setUp();
+    const { id } = await client.createWebhook({ url });
+    for (const plantId of [1, 2, 3]) await client.createPlant({ id: plantId, name: `Plant ${plantId}` });
+    const listed: string[] = [];
+    // Bounded: a client that asked for the first page again would go round for ever.
+    for await (const delivery of client.listWebhookDeliveries(id, { limit: 2 })) {
+      listed.push(delivery.id);
+      if (listed.length > 3) break;
+    }
+    expect(listed).toStrictEqual(fake.deliveries(id).map((delivery) => delivery.id));
+  });
+
   it('refuses to sign a delivery of an endpoint deleted since', async () => {
     const { fake, client } = setUp();
     const { id } = await client.createWebhook({ url });
