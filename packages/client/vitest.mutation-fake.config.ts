@@ -12,7 +12,8 @@ if (apiFake?.test === undefined) throw new Error('apps/api/vitest.config.ts has 
 // tests and examples here, and the API's suites that hold it to the service's answers.
 export default defineConfig({
   test: {
-    testTimeout: apiConfig.test?.testTimeout,
+    // The API's safety net against a hang (vitest's default when it sets none).
+    testTimeout: apiConfig.test?.testTimeout ?? 5_000,
     projects: [
       {
         test: {
@@ -24,9 +25,9 @@ export default defineConfig({
         test: {
           ...apiFake.test,
           root: apiRoot,
-          // Stryker sets every project's testNamePattern to the tests it wants (none in its first
-          // run), so the tests the fake does not model are skipped by a setup file instead.
-          testNamePattern: undefined,
+          // Stryker sets every project's testNamePattern to the tests it wants (to none in its first
+          // run), replacing the project's, so the tests the fake does not model are skipped by a
+          // setup file too.
           setupFiles: [fileURLToPath(new URL('../../scripts/skip-not-modelled.ts', import.meta.url))],
         },
       },
