@@ -45,6 +45,7 @@ export {
 } from './parameters.ts';
 export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';
 export {
+  PLANT_JSON_MAX_BYTES,
   plantJson,
   type StoredPlant,
   samePlant,

@@ -2,6 +2,8 @@
  * A plant as the service and its fake keep it, derived from the schema: a field added to `Plant`
  * is a field of StoredPlant, of its JSON text and of its comparison, with nothing else to change.
  */
+import { ZodOptional, ZodString, type ZodTypeAny } from 'zod';
+import { characterLimitOf } from './characters.ts';
 import { type NewPlant, Plant } from './schemas.ts';
 
 /** NewPlant with its id always a bigint, so that every int64 is exact. */
@@ -33,3 +35,30 @@ export const plantJson = (plant: StoredPlant): string => {
 
 /** Whether two plants hold the same data: a replay rather than a conflict. */
 export const samePlant = (a: StoredPlant, b: StoredPlant): boolean => plantJson(a) === plantJson(b);
+
+/**
+ * The most UTF-8 bytes a field's JSON can take: a string bounded by `maxCharacters` (each character
+ * at most four bytes, an escaped quote two), and its quotes. A field with no such bound throws, so
+ * a new field cannot leave the stores' byte budgets (PLANT_JSON_MAX_BYTES) silently too small.
+ */
+const jsonMaxBytes = (field: string, schema: ZodTypeAny): number => {
+  const inner = schema instanceof ZodOptional ? schema.unwrap() : schema;
+  const limit =
+    inner instanceof ZodString
+      ? inner._def.checks.reduce<number | undefined>(
+          (found, check) => found ?? (check.kind === 'regex' ? characterLimitOf(check.regex) : undefined),
+          undefined,
+        )
+      : undefined;
+  if (limit === undefined) throw new TypeError(`Plant.${field} has no bound on its JSON's bytes: teach jsonMaxBytes it.`);
+  return 4 * limit + 2;
+};
+
+/**
+ * The most bytes a plant's JSON text (plantJson) takes, from the schema's bounds: the id's
+ * `{"id":-9223372036854775808`, each field's key and heaviest value, and the closing brace.
+ */
+export const PLANT_JSON_MAX_BYTES = FIELDS.reduce(
+  (bytes, field) => bytes + `,"${field}":`.length + jsonMaxBytes(field, Plant.shape[field]),
+  '{"id":-9223372036854775808}'.length,
+);

@@ -4,21 +4,16 @@
  * bytes rather than by a number of requests.
  */
 import {
-  NAME_MAX_LENGTH,
+  PLANT_JSON_MAX_BYTES,
   plantJson,
-  TAG_MAX_LENGTH,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_URL_MAX_LENGTH,
 } from '@org/plant-contract';
 import type { ListOptions, StoredPlant } from './plant-store.ts';
 
-/**
- * The most bytes a plant's JSON text takes: every character of its name and tag may take four
- * bytes in UTF-8 (an escaped quote two; control characters are refused), and 64 hold its id, keys
- * and punctuation.
- */
-export const MAX_PLANT_BYTES = 4 * (NAME_MAX_LENGTH + TAG_MAX_LENGTH) + 64;
+/** The most bytes a plant's JSON text takes, derived from the contract's bounds. */
+export const MAX_PLANT_BYTES = PLANT_JSON_MAX_BYTES;
 
 /** The bytes of a plant's JSON text (plantJson), as ListOptions.maxBytes counts them. */
 export const plantBytes = (plant: StoredPlant): number => Buffer.byteLength(plantJson(plant));
