@@ -15,14 +15,14 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { exactJsonReplacer, plantJson } from '@org/plant-contract';
+import { LARGEST_NAME, LARGEST_TAG } from '#test/largest-values';
+import { makeDataDir } from '#test/test-server';
 import { PAGE_BYTES } from '../src/plants/plants-router.ts';
 import type { StoredPlant } from '../src/store/plant-store.ts';
 import { listBytes, plantBytes } from '../src/store/row-bytes.ts';
 import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME } from '../src/store/sqlite/database-thread.ts';
 import { OPERATIONS } from '../src/store/sqlite/protocol.ts';
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
-import { LARGEST_NAME, LARGEST_TAG } from '../test/support/largest-values.ts';
-import { makeDataDir } from '../test/support/test-server.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('Run with node --expose-gc.');

@@ -1,14 +1,14 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type HttpAnswer, httpRequest, postPlant } from './support/http-request.ts';
-import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, startMain } from './support/main-process.ts';
+import { type HttpAnswer, httpRequest, postPlant } from '#test/http-request';
+import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, startMain } from '#test/main-process';
 import {
   createTestDatabase,
   findPostgres,
   type PostgresServer,
   startPostgresServer,
   type TestDatabase,
-} from './support/postgres-server.ts';
+} from '#test/postgres-server';
 
 /**
  * Faults of the database under a running service, on a PostgreSQL server of this file's own

@@ -1,11 +1,11 @@
 import { createPlantClient, PlantApiError, type PlantWithId } from '@org/plant-client';
 import { INT64_MAX, INT64_MIN, LIST_LIMIT_MAX, NAME_MAX_LENGTH } from '@org/plant-contract';
 import { describe, expect, it } from 'vitest';
-import { expectError } from '../../test/support/expect-error.ts';
-import { httpRequest } from '../../test/support/http-request.ts';
-import { conformingFetch as fetch } from '../../test/support/openapi-conformance.ts';
-import { serverPerTest } from '../../test/support/server-per-test.ts';
-import { TEST_TOKEN } from '../../test/support/test-server.ts';
+import { expectError } from '#test/expect-error';
+import { httpRequest } from '#test/http-request';
+import { conformingFetch as fetch } from '#test/openapi-conformance';
+import { serverPerTest } from '#test/server-per-test';
+import { TEST_TOKEN } from '#test/test-server';
 import { plantBytes } from '../store/row-bytes.ts';
 import { PAGE_BYTES } from './plants-router.ts';
 

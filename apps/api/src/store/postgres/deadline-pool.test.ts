@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { afterEach, expect, it, vi } from 'vitest';
-import { describeWithPostgres, freshDatabase } from '../../../test/support/postgres-test-database.ts';
-import { until } from '../../../test/support/until.ts';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
+import { until } from '#test/until';
 import { StoreUnavailableError } from '../plant-store.ts';
 import { deadlinePool } from './deadline-pool.ts';
 import { PostgresPlantStore } from './postgres-store.ts';
@@ -16,18 +16,26 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/**
+ * A store on a fresh database whose connect and statement timeouts are far beyond the deadline:
+ * only the deadline can end the waits.
+ */
+const storeWithDeadline = async (poolSize: number) => {
+  const database = await freshDatabase('plant_deadline');
+  cleanups.push(() => database.drop());
+  const store = await PostgresPlantStore.open({
+    url: database.url,
+    poolSize,
+    connectTimeoutMs: 30_000,
+    statementTimeoutMs: 30_000,
+    deadlineMs: DEADLINE_MS,
+  });
+  return { database, store };
+};
+
 describeWithPostgres('the deadline of a store operation on PostgreSQL', () => {
   it('fails every operation of a stalled database within the deadline, cancels its statements on the server, and serves again', async () => {
-    const database = await freshDatabase('plant_deadline');
-    cleanups.push(() => database.drop());
-    // The connect and statement timeouts far beyond the deadline: only the deadline can end the waits.
-    const store = await PostgresPlantStore.open({
-      url: database.url,
-      poolSize: 2,
-      connectTimeoutMs: 30_000,
-      statementTimeoutMs: 30_000,
-      deadlineMs: DEADLINE_MS,
-    });
+    const { database, store } = await storeWithDeadline(2);
     cleanups.push(() => store.close());
     expect((await store.create({ id: 1n, name: 'Before' })).outcome).toBe('created');
 
@@ -72,14 +80,7 @@ describeWithPostgres('the deadline of a store operation on PostgreSQL', () => {
 
 describeWithPostgres('a change of event types on PostgreSQL within the deadline', () => {
   it('gives up its lock wait at the deadline, so that the creates it held back go on', async () => {
-    const database = await freshDatabase('plant_deadline');
-    cleanups.push(() => database.drop());
-    const store = await PostgresPlantStore.open({
-      url: database.url,
-      poolSize: 3,
-      statementTimeoutMs: 30_000,
-      deadlineMs: DEADLINE_MS,
-    });
+    const { database, store } = await storeWithDeadline(3);
     cleanups.push(() => store.close());
     await store.webhooks.createEndpoint(
       { id: 'ep_a', url: 'https://hooks.example.com/a', secret: 'whsec_a', owner: 'operator' },

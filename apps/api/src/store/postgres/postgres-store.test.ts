@@ -8,17 +8,11 @@ import {
 } from '@org/plant-contract';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describePlantStore } from '../../../test/support/plant-store-suite.ts';
-import type { TestDatabase } from '../../../test/support/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../../../test/support/postgres-test-database.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  expectDuplicateUrlsKept,
-  expectEndpointsGivenToOperator,
-  expectOutboxKeptWithoutTraceparent,
-  expectTraceparentKept,
-  fixedTracing,
-} from '../../../test/support/webhook-store-suite.ts';
+import { describePlantStore } from '#test/plant-store-suite';
+import type { TestDatabase } from '#test/postgres-server';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
+import { until } from '#test/until';
+import * as migrated from '#test/webhook-store-suite';
 import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
 import { migrate, postgresMigrations } from './migrations.ts';
 import {
@@ -213,7 +207,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     const client = await migratedBefore(url, 'ADD COLUMN owner');
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at)
       VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour')`);
-    await expectEndpointsGivenToOperator(await openStore(url));
+    await migrated.expectEndpointsGivenToOperator(await openStore(url));
   });
 
   it('reads one owner’s endpoints through its index, not the whole table', async () => {
@@ -369,7 +363,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES
       ('ep_old', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour'),
       ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', now())`);
-    await expectDuplicateUrlsKept(await openStore(url));
+    await migrated.expectDuplicateUrlsKept(await openStore(url));
   });
 
   it('delivers an announcement written before traceparents were kept, without one', async () => {
@@ -378,14 +372,14 @@ describeWithPostgres('PostgresPlantStore', () => {
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at)
       VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour');
       INSERT INTO webhook_events (plant_id, name) VALUES (7, 'Announced')`);
-    await expectOutboxKeptWithoutTraceparent(await openStore(url));
+    await migrated.expectOutboxKeptWithoutTraceparent(await openStore(url));
   });
 
   it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
     const { url } = await database();
-    const traced = await PostgresPlantStore.open({ url, poolSize: 3, tracing: fixedTracing });
+    const traced = await PostgresPlantStore.open({ url, poolSize: 3, tracing: migrated.fixedTracing });
     stores.push(traced);
-    await expectTraceparentKept(traced, () => openStore(url));
+    await migrated.expectTraceparentKept(traced, () => openStore(url));
   });
 
   it('upgrades a version 1 database in place, keeping its plants', async () => {

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { WebhookEventType } from '@org/plant-contract';
 import { afterEach, expect, it } from 'vitest';
-import type { TestDatabase } from '../../../test/support/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../../../test/support/postgres-test-database.ts';
+import type { TestDatabase } from '#test/postgres-server';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
 import { PostgresPlantStore } from './postgres-store.ts';
 
 const CAPS = { perOwner: 100, total: 10_000 };

@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  WEBHOOK_EVENT_TYPES_DEFAULT,
-  WEBHOOK_PREVIOUS_SECRETS_MAX,
-  type WebhookEventType,
-  type WebhookPayloadFormat,
-} from '@org/plant-contract';
+import { WEBHOOK_PREVIOUS_SECRETS_MAX, type WebhookEventType, type WebhookPayloadFormat } from '@org/plant-contract';
 import {
   DELETE_BATCH,
   type DeliveryRow,
@@ -14,6 +9,7 @@ import {
   FAN_OUT_ROWS,
   LAST_SEQ,
   registeredEndpoint,
+  registration,
   storedEventTypes,
   toDelivery,
   toEndpoint,
@@ -327,21 +323,13 @@ export class PostgresWebhookStore implements WebhookStore {
 
   createEndpoint(endpoint: NewStoredEndpoint, { perOwner, total }: EndpointCaps): Promise<CreateEndpointOutcome> {
     return this.#run(async () => {
-      const {
-        id,
-        url,
-        description,
-        eventTypes = [...WEBHOOK_EVENT_TYPES_DEFAULT],
-        payloadFormat = 'plain',
-        rateLimit,
-        secret,
-        owner,
-      } = endpoint;
+      const registered = registration(endpoint);
+      const { id, url, description, eventTypes, payloadFormat, rateLimit, owner } = registered;
       const values = [
         id,
         url,
         description ?? null,
-        secret,
+        endpoint.secret,
         storedEventTypes(eventTypes),
         payloadFormat,
         rateLimit ?? null,
@@ -351,15 +339,10 @@ export class PostgresWebhookStore implements WebhookStore {
       ];
       const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
       if (rows[0]) {
-        return {
-          outcome: 'created',
-          endpoint: registeredEndpoint(
-            { id, url, description, rateLimit, owner },
-            eventTypes,
-            payloadFormat,
-            rows[0].created_at,
-          ),
-        };
+        return registeredEndpoint(
+          { id, url, description, eventTypes, payloadFormat, rateLimit, owner },
+          rows[0].created_at,
+        );
       }
       const [holder] = (await this.#pool.query<{ id: string }>(sql.urlHolder, [owner, url])).rows;
       if (holder !== undefined) return { outcome: 'url-taken', holder: holder.id };

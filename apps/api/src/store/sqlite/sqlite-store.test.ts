@@ -4,18 +4,12 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { stringifyExactJson, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_EVENTS, WEBHOOK_URL_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '../../../test/support/largest-values.ts';
-import { manualClock } from '../../../test/support/manual-clock.ts';
-import { describePlantStore } from '../../../test/support/plant-store-suite.ts';
-import { type ChildResult, runToEnd } from '../../../test/support/run-to-end.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  expectDuplicateUrlsKept,
-  expectEndpointsGivenToOperator,
-  expectOutboxKeptWithoutTraceparent,
-  expectTraceparentKept,
-  fixedTracing,
-} from '../../../test/support/webhook-store-suite.ts';
+import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '#test/largest-values';
+import { manualClock } from '#test/manual-clock';
+import { describePlantStore } from '#test/plant-store-suite';
+import { type ChildResult, runToEnd } from '#test/run-to-end';
+import { until } from '#test/until';
+import * as migrated from '#test/webhook-store-suite';
 import type { Clock } from '../../clock.ts';
 import { type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
 import { DataDirInUseError, MAX_RESTARTS, RESTART_DELAY_MS, SQLITE_FILE_NAME } from './database-thread.ts';
@@ -194,7 +188,7 @@ describe('SqlitePlantStore', () => {
     db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', 1);
       PRAGMA user_version = ${owned}`);
     db.close();
-    await expectEndpointsGivenToOperator(await openStore());
+    await migrated.expectEndpointsGivenToOperator(await openStore());
   });
 
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
@@ -207,7 +201,7 @@ describe('SqlitePlantStore', () => {
     db.close();
 
     const store = await openStore();
-    await expectDuplicateUrlsKept(store);
+    await migrated.expectDuplicateUrlsKept(store);
     await store.close();
   });
 
@@ -220,7 +214,7 @@ describe('SqlitePlantStore', () => {
       PRAGMA user_version = ${traced}`);
     db.close();
 
-    await expectOutboxKeptWithoutTraceparent(await openStore());
+    await migrated.expectOutboxKeptWithoutTraceparent(await openStore());
   });
 
   it('never issues again a webhook-id issued before seqs were AUTOINCREMENT, and keeps the ids of the deliveries kept', async () => {
@@ -363,8 +357,8 @@ describe('SqlitePlantStore', () => {
   });
 
   it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
-    const traced = await SqlitePlantStore.open(dataDir, { tracing: fixedTracing });
-    await expectTraceparentKept(traced, openStore);
+    const traced = await SqlitePlantStore.open(dataDir, { tracing: migrated.fixedTracing });
+    await migrated.expectTraceparentKept(traced, openStore);
   });
 
   it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {

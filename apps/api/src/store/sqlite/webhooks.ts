@@ -7,7 +7,13 @@
 import type { WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
 import { rescaledTat } from '../rate-limit.ts';
 import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
-import { FAN_OUT_PER_CLAIMED, registeredEndpoint, toDelivery, toEndpoint } from '../store-shared.ts';
+import {
+  FAN_OUT_PER_CLAIMED,
+  type RegisteredFields,
+  registeredEndpoint,
+  toDelivery,
+  toEndpoint,
+} from '../store-shared.ts';
 import {
   type AttemptResult,
   type ClaimedDelivery,
@@ -158,37 +164,8 @@ export const webhookOperations = {
       if (holder !== undefined) return [holder.id];
       return (webhooks.ownedCount.get(owner) as { count: number }).count >= perOwner ? 'owner' : 'total';
     },
-    decode: (
-      {
-        id,
-        url,
-        description,
-        eventTypes,
-        payloadFormat,
-        rateLimit,
-        owner,
-      }: {
-        id: string;
-        url: string;
-        description: string | undefined;
-        eventTypes: WebhookEventType[];
-        payloadFormat: WebhookPayloadFormat;
-        rateLimit: number | undefined;
-        owner: string;
-      },
-      result,
-    ): CreateEndpointOutcome => {
-      if (typeof result === 'number') {
-        return {
-          outcome: 'created',
-          endpoint: registeredEndpoint(
-            { id, url, description, rateLimit, owner },
-            eventTypes,
-            payloadFormat,
-            new Date(result),
-          ),
-        };
-      }
+    decode: (registered: RegisteredFields, result): CreateEndpointOutcome => {
+      if (typeof result === 'number') return registeredEndpoint(registered, new Date(result));
       if (result === 'owner') return { outcome: 'too-many' };
       if (result === 'total') return { outcome: 'too-many-in-all' };
       return { outcome: 'url-taken', holder: result[0] };
