@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { parseExactJson, stringifyExactJson } from './exact-json.ts';
 import { parsePlantJson } from './json-text.ts';
 import { NAME_MAX_LENGTH, NewPlant, TAG_MAX_LENGTH } from './schemas.ts';
-import { PLANT_JSON_MAX_BYTES, plantJson, type StoredPlant, samePlant, toStoredPlant, withoutId } from './stored-plant.ts';
+import {
+  PLANT_JSON_MAX_BYTES,
+  plantJson,
+  type StoredPlant,
+  samePlant,
+  toStoredPlant,
+  withoutId,
+} from './stored-plant.ts';
 
 const plants: StoredPlant[] = [
   { id: 1n, name: 'Monstera' },
@@ -40,7 +47,11 @@ describe('the stored plant', () => {
 describe('PLANT_JSON_MAX_BYTES', () => {
   it('holds the heaviest plant the schema allows, exactly: the bound is reached', () => {
     // Four UTF-8 bytes a character in every field, and the longest id.
-    const heaviest: StoredPlant = { id: -(2n ** 63n), name: '🌿'.repeat(NAME_MAX_LENGTH), tag: '🌵'.repeat(TAG_MAX_LENGTH) };
+    const heaviest: StoredPlant = {
+      id: -(2n ** 63n),
+      name: '🌿'.repeat(NAME_MAX_LENGTH),
+      tag: '🌵'.repeat(TAG_MAX_LENGTH),
+    };
     expect(NewPlant.safeParse(parseExactJson(plantJson(heaviest))).success).toBe(true);
     expect(Buffer.byteLength(plantJson(heaviest))).toBe(PLANT_JSON_MAX_BYTES);
     // Escaped quotes weigh two bytes a character: under four.

@@ -50,7 +50,8 @@ const jsonMaxBytes = (field: string, schema: ZodTypeAny): number => {
           undefined,
         )
       : undefined;
-  if (limit === undefined) throw new TypeError(`Plant.${field} has no bound on its JSON's bytes: teach jsonMaxBytes it.`);
+  if (limit === undefined)
+    throw new TypeError(`Plant.${field} has no bound on its JSON's bytes: teach jsonMaxBytes it.`);
   return 4 * limit + 2;
 };
 
