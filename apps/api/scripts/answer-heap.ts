@@ -14,14 +14,15 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { exactJsonReplacer } from '@org/plant-contract';
+import { exactJsonReplacer, plantJson } from '@org/plant-contract';
+import { LARGEST_NAME, LARGEST_TAG } from '#test/largest-values';
+import { makeDataDir } from '#test/test-server';
 import { PAGE_BYTES } from '../src/plants/plants-router.ts';
 import type { StoredPlant } from '../src/store/plant-store.ts';
-import { listBytes } from '../src/store/row-bytes.ts';
+import { listBytes, plantBytes } from '../src/store/row-bytes.ts';
+import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME } from '../src/store/sqlite/database-thread.ts';
 import { OPERATIONS } from '../src/store/sqlite/protocol.ts';
-import { BATCH_RESULT_BYTES, SQLITE_FILE_NAME, SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
-import { LARGEST_NAME, LARGEST_TAG } from '../test/support/largest-values.ts';
-import { makeDataDir } from '../test/support/test-server.ts';
+import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('Run with node --expose-gc.');
@@ -40,7 +41,10 @@ const pageBytes = listBytes({ limit: 1_001, maxBytes: PAGE_BYTES });
 const pages = Math.max(1, Math.floor(BATCH_RESULT_BYTES / pageBytes));
 const batch: unknown[] = [];
 for (let page = 0; page < pages; page++) batch.push(OPERATIONS.list.code, null, 1_001, null, PAGE_BYTES);
-for (let id = 0; id < 1_024; id++) batch.push(OPERATIONS.create.code, BigInt(id % PLANTS), name, tag, null);
+for (let id = 0; id < 1_024; id++) {
+  const plant = { id: BigInt(id % PLANTS), name, tag };
+  batch.push(OPERATIONS.create.code, plant.id, tag, plantJson(plant), null);
+}
 
 const survives = async (oldGenerationMb: number): Promise<boolean> => {
   const worker = new Worker(new URL('../src/store/sqlite/thread.ts', import.meta.url), {
@@ -76,7 +80,7 @@ for (const mb of [32, 24, 16, 12, 8, 6, 4]) {
 }
 
 // A page as the HTTP thread holds it while it answers.
-const perPage = Math.ceil(PAGE_BYTES / Buffer.byteLength(name + tag));
+const perPage = Math.ceil(PAGE_BYTES / plantBytes({ id: 999n, name, tag }));
 const held: unknown[] = [];
 gc();
 const before = process.memoryUsage().heapUsed;

@@ -15,6 +15,8 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
+import { withCreate } from '#test/store-with-create';
+import { makeDataDir } from '#test/test-server';
 import { createApp } from '../src/app.ts';
 import { staticTokens } from '../src/auth/authenticator.ts';
 import { hashToken } from '../src/auth/token-hash.ts';
@@ -24,8 +26,6 @@ import { drainConnections } from '../src/http/drain.ts';
 import { createHttpServer } from '../src/http/http-server.ts';
 import { createMetrics } from '../src/ops/metrics.ts';
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
-import { withCreate } from '../test/support/store-with-create.ts';
-import { makeDataDir } from '../test/support/test-server.ts';
 
 const TOKEN = 'memory-costs-token-0123456789abcdef';
 type Mode = 'idle' | 'kept-alive' | 'in-flight';

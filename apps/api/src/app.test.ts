@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeDataDir } from '../test/support/test-server.ts';
+import { makeDataDir } from '#test/test-server';
 // Through the package's entry: what an application embedding the API imports.
 import { createApp, hashToken, SqlitePlantStore, staticTokens } from './index.ts';
 

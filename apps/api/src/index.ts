@@ -10,4 +10,5 @@ export { createMetrics, type Metrics, type MetricsOptions } from './ops/metrics.
 export type { CreateOutcome, PlantStore, StoredPlant } from './store/plant-store.ts';
 export { StoreUnavailableError } from './store/plant-store.ts';
 export { PostgresPlantStore, type PostgresStoreOptions, SchemaTooNewError } from './store/postgres/postgres-store.ts';
-export { DataDirInUseError, SqlitePlantStore } from './store/sqlite/sqlite-store.ts';
+export { DataDirInUseError } from './store/sqlite/database-thread.ts';
+export { SqlitePlantStore } from './store/sqlite/sqlite-store.ts';

@@ -10,7 +10,7 @@ import { startProcess } from './process-lifecycle.ts';
 import { openStore } from './store/open-store.ts';
 import { StoreUnavailableError } from './store/plant-store.ts';
 import { SchemaTooNewError } from './store/postgres/migrations.ts';
-import { DataDirInUseError } from './store/sqlite/sqlite-store.ts';
+import { DataDirInUseError } from './store/sqlite/database-thread.ts';
 
 await startProcess('api', [DataDirInUseError, SchemaTooNewError, StoreUnavailableError], async (config, tracing) => {
   const opening = openStore(config, tracing);

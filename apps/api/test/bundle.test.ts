@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from './support/child-output.ts';
-import { httpRequest, postPlant } from './support/http-request.ts';
-import { type Exit, logLines } from './support/main-process.ts';
-import { startOtlpReceiver } from './support/otlp-receiver.ts';
-import type { TestDatabase } from './support/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from './support/postgres-test-database.ts';
+import { collectOutput } from '#test/child-output';
+import { httpRequest, postPlant } from '#test/http-request';
+import { type Exit, logLines } from '#test/main-process';
+import { startOtlpReceiver } from '#test/otlp-receiver';
+import type { TestDatabase } from '#test/postgres-server';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const TOKEN = 'bundle-test-token-0123456789abcdef';

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from './support/child-output.ts';
-import { httpRequest, postPlant } from './support/http-request.ts';
-import type { LoadSummary } from './support/keep-alive-load.ts';
-import { logLines } from './support/main-process.ts';
+import { collectOutput } from '#test/child-output';
+import { httpRequest, postPlant } from '#test/http-request';
+import type { LoadSummary } from '#test/keep-alive-load';
+import { logLines } from '#test/main-process';
 
 const API_DIR = join(import.meta.dirname, '..');
 const LOAD = join(import.meta.dirname, 'support', 'keep-alive-load.ts');

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { collectOutput } from './support/child-output.ts';
-import { httpRequest } from './support/http-request.ts';
-import type { LoadSummary } from './support/keep-alive-load.ts';
-import { killAllMains, logLines, MAIN_TEST_TOKEN, startMain } from './support/main-process.ts';
-import type { TestDatabase } from './support/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from './support/postgres-test-database.ts';
+import { collectOutput } from '#test/child-output';
+import { httpRequest } from '#test/http-request';
+import type { LoadSummary } from '#test/keep-alive-load';
+import { killAllMains, logLines, MAIN_TEST_TOKEN, startMain } from '#test/main-process';
+import type { TestDatabase } from '#test/postgres-server';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
 
 const LOAD = join(import.meta.dirname, 'support', 'keep-alive-load.ts');
 const CONNECTIONS = 20;

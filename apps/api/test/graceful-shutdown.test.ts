@@ -1,10 +1,10 @@
 import { Agent } from 'node:http';
 import pg from 'pg';
 import { afterAll, afterEach, expect, it } from 'vitest';
-import { type HttpAnswer, NoAnswerError, postPlant } from './support/http-request.ts';
-import { killAllMains, logLines, MAIN_TEST_TOKEN, type RunningMain, startMain } from './support/main-process.ts';
-import type { TestDatabase } from './support/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from './support/postgres-test-database.ts';
+import { type HttpAnswer, NoAnswerError, postPlant } from '#test/http-request';
+import { killAllMains, logLines, MAIN_TEST_TOKEN, type RunningMain, startMain } from '#test/main-process';
+import type { TestDatabase } from '#test/postgres-server';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
 
 const WORKERS = 16;
 

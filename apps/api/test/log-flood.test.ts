@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { killAllMains, logLines, MAIN_TEST_TOKEN, startMain } from './support/main-process.ts';
+import { killAllMains, logLines, MAIN_TEST_TOKEN, startMain } from '#test/main-process';
 
 const dataDirs: string[] = [];
 afterEach(async () => {

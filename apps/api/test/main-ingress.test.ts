@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectError } from './support/expect-error.ts';
-import { killAllMains, logLines, MAIN_TEST_TOKEN, startMain } from './support/main-process.ts';
+import { expectError } from '#test/expect-error';
+import { killAllMains, logLines, MAIN_TEST_TOKEN, startMain } from '#test/main-process';
 
 const dataDirs: string[] = [];
 const makeDataDir = () => {

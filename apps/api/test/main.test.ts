@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { createPlantClient, type NewPlant, PlantApiError, PlantConnectionError } from '@org/plant-client';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { httpRequest } from '#test/http-request';
+import { type Exit, killAllMains, logLines, type MainProcess, runMain, startMain } from '#test/main-process';
 import { TOKEN_HASH_FILE } from '../src/auth/api-tokens.ts';
 import { SqlitePlantStore } from '../src/store/sqlite/sqlite-store.ts';
-import { httpRequest } from './support/http-request.ts';
-import { type Exit, killAllMains, logLines, type MainProcess, runMain, startMain } from './support/main-process.ts';
 
 const TOKEN = 'main-test-token-0123456789abcdef';
 const OTHER_TOKEN = 'main-test-other-token-0123456789';

@@ -8,8 +8,8 @@ import {
   type ResponseToCheck,
   responseProblems,
   takeViolations,
-} from './support/openapi-conformance.ts';
-import { startTestServer, TEST_TOKEN } from './support/test-server.ts';
+} from '#test/openapi-conformance';
+import { startTestServer, TEST_TOKEN } from '#test/test-server';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const errorBody = (status: number) => JSON.stringify({ error: status, message: 'Something failed.' });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { deferCleanups } from './support/cleanups.ts';
-import { postPlant } from './support/http-request.ts';
-import { conformingFetch, requestProblems } from './support/openapi-conformance.ts';
-import { fuzzRequests, sendConcurrently } from './support/openapi-fuzz.ts';
-import { startTestServer, TEST_TOKEN } from './support/test-server.ts';
-import { registerEndpoint } from './support/webhook-service.ts';
+import { deferCleanups } from '#test/cleanups';
+import { postPlant } from '#test/http-request';
+import { conformingFetch, requestProblems } from '#test/openapi-conformance';
+import { fuzzRequests, sendConcurrently } from '#test/openapi-fuzz';
+import { startTestServer, TEST_TOKEN } from '#test/test-server';
+import { registerEndpoint } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

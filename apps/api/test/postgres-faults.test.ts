@@ -1,14 +1,14 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type HttpAnswer, httpRequest, postPlant } from './support/http-request.ts';
-import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, startMain } from './support/main-process.ts';
+import { type HttpAnswer, httpRequest, postPlant } from '#test/http-request';
+import { killAllMains, MAIN_TEST_TOKEN, type RunningMain, startMain } from '#test/main-process';
 import {
   createTestDatabase,
   findPostgres,
   type PostgresServer,
   startPostgresServer,
   type TestDatabase,
-} from './support/postgres-server.ts';
+} from '#test/postgres-server';
 
 /**
  * Faults of the database under a running service, on a PostgreSQL server of this file's own
@@ -119,7 +119,9 @@ const storedPlants = async (url: string): Promise<Map<bigint, string>> => {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string; name: string }>('SELECT id::text, name FROM plants');
+    const { rows } = await client.query<{ id: string; name: string }>(
+      `SELECT id::text, plant::json ->> 'name' AS name FROM plants`,
+    );
     return new Map(rows.map((row) => [BigInt(row.id), row.name]));
   } finally {
     await client.end();

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllMains, type RunningMain, startMain } from './support/main-process.ts';
-import { installReleasedClient, type ReleasedClient } from './support/released-client.ts';
+import { killAllMains, type RunningMain, startMain } from '#test/main-process';
+import { installReleasedClient, type ReleasedClient } from '#test/released-client';
 
 /**
  * The client as last released, packed as it was published, against the server of this commit:

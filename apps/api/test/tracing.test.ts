@@ -3,18 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postPlant } from './support/http-request.ts';
-import {
-  logLines,
-  MAIN_TEST_TOKEN,
-  type RunningMain,
-  startBuiltMain,
-  startBuiltWorker,
-} from './support/main-process.ts';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver.ts';
-import { describeWithPostgres } from './support/postgres-test-database.ts';
-import { processFixtures, registerEndpoint } from './support/process-fixtures.ts';
-import type { WebhookReceiver } from './support/webhook-receiver.ts';
+import { postPlant } from '#test/http-request';
+import { logLines, MAIN_TEST_TOKEN, type RunningMain, startBuiltMain, startBuiltWorker } from '#test/main-process';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '#test/otlp-receiver';
+import { describeWithPostgres } from '#test/postgres-test-database';
+import { processFixtures, registerEndpoint } from '#test/process-fixtures';
+import type { WebhookReceiver } from '#test/webhook-receiver';
 
 /**
  * Traces from the built service (scripts/build.ts, the code `pnpm start`, the bundle and the image

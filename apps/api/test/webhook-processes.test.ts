@@ -2,17 +2,17 @@ import { Agent } from 'node:http';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { postPlant } from './support/http-request.ts';
-import { MAIN_TEST_TOKEN, startMain } from './support/main-process.ts';
-import { describeWithPostgres } from './support/postgres-test-database.ts';
+import { postPlant } from '#test/http-request';
+import { MAIN_TEST_TOKEN, startMain } from '#test/main-process';
+import { describeWithPostgres } from '#test/postgres-test-database';
 import {
   listDeliveries as deliveries,
   processFixtures,
   registerEndpoint as register,
   WEBHOOK_PROCESS_ENV,
-} from './support/process-fixtures.ts';
-import { until } from './support/until.ts';
-import type { WebhookReceiver } from './support/webhook-receiver.ts';
+} from '#test/process-fixtures';
+import { until } from '#test/until';
+import type { WebhookReceiver } from '#test/webhook-receiver';
 
 /** The real service processes (node src/main.ts), killed for real. */
 

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { httpRequest, postPlant } from '#test/http-request';
+import { logLines, MAIN_TEST_TOKEN, type MainProcess, runMain, startMain } from '#test/main-process';
+import { describeWithPostgres } from '#test/postgres-test-database';
+import { MAIN_AUTH as auth, processFixtures, registerEndpoint as register } from '#test/process-fixtures';
 import { keyIdOf } from '../src/webhooks/secrets/secret-box.ts';
-import { httpRequest, postPlant } from './support/http-request.ts';
-import { logLines, MAIN_TEST_TOKEN, type MainProcess, runMain, startMain } from './support/main-process.ts';
-import { describeWithPostgres } from './support/postgres-test-database.ts';
-import { MAIN_AUTH as auth, processFixtures, registerEndpoint as register } from './support/process-fixtures.ts';
 
 /** The real service processes (node src/main.ts) with and without PLANT_WEBHOOK_SECRETS_KEY. */
 const { dataDir: makeDataDir, receiver, database: freshTestDatabase } = processFixtures('plant_webhook_secrets');

@@ -1,17 +1,17 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { WORKER_NEEDS_DATABASE } from '../src/config.ts';
-import { httpRequest, postPlant } from './support/http-request.ts';
-import { logLines, MAIN_TEST_TOKEN, runMain, runWorker, startMain, startWorker } from './support/main-process.ts';
-import { describeWithPostgres } from './support/postgres-test-database.ts';
+import { httpRequest, postPlant } from '#test/http-request';
+import { logLines, MAIN_TEST_TOKEN, runMain, runWorker, startMain, startWorker } from '#test/main-process';
+import { describeWithPostgres } from '#test/postgres-test-database';
 import {
   MAIN_AUTH as auth,
   listDeliveries as deliveries,
   processFixtures,
   registerEndpoint as register,
   WEBHOOK_PROCESS_ENV as WEBHOOK_ENV,
-} from './support/process-fixtures.ts';
-import { until } from './support/until.ts';
+} from '#test/process-fixtures';
+import { until } from '#test/until';
+import { WORKER_NEEDS_DATABASE } from '../src/config.ts';
 
 /**
  * Delivery as its own role: API replicas with PLANT_WEBHOOK_DELIVERY=false and webhook worker

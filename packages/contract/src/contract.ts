@@ -73,7 +73,7 @@ export const contract = c.router(
       path: '/plants',
       metadata: { scope: 'plants:read' } as const satisfies RouteMetadata,
       summary: 'List plants',
-      description: `Answers stored plants ordered by id. When more remain, a \`Link: <?limit=…&after=…>; rel="next"\` header gives the next page; the body stays a plain array. \`limit\` is a maximum: a page also ends once its names and tags hold ${LIST_PAGE_MAX_BYTES / 1024} KiB (UTF-8), so it may hold fewer plants and still have a next page; follow the link until there is none. When too many large answers are in flight the service answers 503 with Retry-After.`,
+      description: `Answers stored plants ordered by id. When more remain, a \`Link: <?limit=…&after=…>; rel="next"\` header gives the next page; the body stays a plain array. \`limit\` is a maximum: a page also ends once its plants hold ${LIST_PAGE_MAX_BYTES / 1024} KiB of JSON (UTF-8), so it may hold fewer plants and still have a next page; follow the link until there is none. When too many large answers are in flight the service answers 503 with Retry-After.`,
       query: ListPlantsQuery,
       responses: withFailures({ 200: PlantWithId.array() }),
     },

@@ -18,6 +18,13 @@ export {
 } from './idempotency.ts';
 export { INT64_MAX, INT64_MIN, Int64, isInt64 } from './int64.ts';
 export { jsonContentTypeProblem, jsonShapeProblem, MAX_JSON_DEPTH } from './json-shape.ts';
+export {
+  type EventDataJson,
+  PAYLOAD_FORMAT_JSON,
+  parsePlantJson,
+  WEBHOOK_EVENT_DATA_JSON,
+  webhookEventJson,
+} from './json-text.ts';
 export type { JsonSchema, JsonSchemaOptions } from './openapi/json-schema.ts';
 export { toJsonSchema } from './openapi/json-schema.ts';
 export type {
@@ -37,6 +44,14 @@ export {
   PlantIdParams,
 } from './parameters.ts';
 export { ApiError, NAME_MAX_LENGTH, NewPlant, Plant, PlantWithId, TAG_MAX_LENGTH } from './schemas.ts';
+export {
+  PLANT_JSON_MAX_BYTES,
+  plantJson,
+  type StoredPlant,
+  samePlant,
+  toStoredPlant,
+  withoutId,
+} from './stored-plant.ts';
 export { validationMessage } from './validation-message.ts';
 export {
   type EventPlant,
@@ -55,6 +70,7 @@ export {
   WebhookTestRequest,
   WebhookTestResult,
   webhookTestBody,
+  webhookTestJson,
   webhookTestOutcome,
   webhookTestsLimited,
 } from './webhook-test.ts';

@@ -7,8 +7,9 @@ import { TAG_MAX_LENGTH } from './schemas.ts';
 export const LIST_LIMIT_DEFAULT = 100;
 export const LIST_LIMIT_MAX = 1000;
 /**
- * A page of GET /plants ends once its names and tags hold this many bytes (UTF-8), whatever its
- * `limit`: about 220 plants of the longest names and tags in four-byte characters.
+ * A page of GET /plants ends once its plants hold this many bytes of JSON (UTF-8, each plant's text
+ * as plantJson writes it), whatever its `limit`: about 220 plants of the longest names and tags in
+ * four-byte characters.
  */
 export const LIST_PAGE_MAX_BYTES = 256 * 1024;
 

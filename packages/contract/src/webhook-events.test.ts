@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stringifyExactJson } from './exact-json.ts';
+import { PAYLOAD_FORMAT_JSON, WEBHOOK_EVENT_DATA_JSON, webhookEventJson } from './json-text.ts';
+import { plantJson, type StoredPlant } from './stored-plant.ts';
 import {
   unknownEventType,
   WEBHOOK_EVENT_TYPES,
@@ -35,6 +37,30 @@ describe('the webhook event catalogue', () => {
   ] as const)('makes the %s body in the %s format', (type, format, body) => {
     expect(stringifyExactJson(webhookEventBody(type, format, plant, at))).toBe(body);
   });
+
+  const plants: [string, StoredPlant][] = [
+    ['beyond 2^53', plant],
+    ['at the int64 bounds', { id: -(2n ** 63n), name: 'Min' }],
+    ['at the int64 maximum', { id: 2n ** 63n - 1n, name: 'Max', tag: 'x' }],
+    ['small', { id: 0n, name: 'Zero' }],
+    ['with characters JSON escapes', { id: 7n, name: 'Say "hi" \\ 🌿 é \u2028', tag: '"' }],
+  ];
+  it.each(plants)(
+    'writes every type in every format as text equal to the JSON of its object, a plant %s',
+    (_, stored) => {
+      for (const type of WEBHOOK_EVENT_TYPES) {
+        const data = WEBHOOK_EVENT_DATA_JSON[type](plantJson(stored), stored.id);
+        expect(data).toBe(stringifyExactJson(WEBHOOK_EVENTS[type].dataOf(stored)));
+        for (const format of Object.keys(PAYLOAD_FORMAT_JSON) as (keyof typeof PAYLOAD_FORMAT_JSON)[]) {
+          expect([type, format, webhookEventJson(type, format, data, at)]).toStrictEqual([
+            type,
+            format,
+            stringifyExactJson(webhookEventBody(type, format, stored, at)),
+          ]);
+        }
+      }
+    },
+  );
 
   it("makes each type's data valid by the type's own schema, which refuses the other types' data", () => {
     for (const type of WEBHOOK_EVENT_TYPES) {

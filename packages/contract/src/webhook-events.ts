@@ -18,14 +18,17 @@ export const PlantDeleted = z.object({
 export type PlantDeleted = z.infer<typeof PlantDeleted>;
 
 /** The plant an event is about, as its announcer keeps it (an exact id: a number or a bigint). */
-export type EventPlant = { id: unknown; name: string; tag?: string | undefined };
+export type EventPlant = NewPlant;
 
 type EventDefinition = {
   /** The event's data: the whole body in the plain format, `data` in the standard one. */
   data: ZodTypeAny;
   /** Whether an endpoint registered without `eventTypes` receives it. */
   subscribedByDefault: boolean;
-  /** The event's data about `plant`, before it is serialized. */
+  /**
+   * The event's data about `plant`, before it is serialized (docs, fakes); the stores write it as
+   * text once, by WEBHOOK_EVENT_DATA_JSON (json-text.ts), which must list every type.
+   */
   dataOf(plant: EventPlant): object;
 };
 
@@ -60,7 +63,10 @@ export const WEBHOOK_EVENT_TYPES_DEFAULT: readonly WebhookEventType[] = WEBHOOK_
   (type) => WEBHOOK_EVENTS[type].subscribedByDefault,
 );
 
-/** A delivery's body in each payload format, given the event's type, its data and when it was announced. */
+/**
+ * A delivery's body in each payload format, given the event's type, its data and when it was
+ * announced; PAYLOAD_FORMAT_JSON (json-text.ts) writes each as text and must list every format.
+ */
 const PAYLOAD_FORMATS = {
   plain: (_type: WebhookEventType, data: object, _at: Date): object => data,
   standard: (type: WebhookEventType, data: object, at: Date): object => ({ type, timestamp: at.toISOString(), data }),

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { WEBHOOK_EVENT_DATA_JSON, webhookEventJson } from './json-text.ts';
+import { plantJson } from './stored-plant.ts';
 import { WebhookEventType, type WebhookPayloadFormat, webhookEventBody } from './webhook-events.ts';
 
 /**
@@ -19,6 +21,17 @@ export const WEBHOOK_TEST_PLANT = { id: 0, name: 'Plant Store test event', tag: 
  */
 export const webhookTestBody = (type: WebhookEventType, payloadFormat: WebhookPayloadFormat, at: Date): object =>
   webhookEventBody(type, payloadFormat, { ...WEBHOOK_TEST_PLANT }, at);
+
+/** webhookTestBody as the text sent, built as a real delivery's is (the service's and the fake's). */
+export const webhookTestJson = (type: WebhookEventType, payloadFormat: WebhookPayloadFormat, at: Date): string => {
+  const id = BigInt(WEBHOOK_TEST_PLANT.id);
+  return webhookEventJson(
+    type,
+    payloadFormat,
+    WEBHOOK_EVENT_DATA_JSON[type](plantJson({ ...WEBHOOK_TEST_PLANT, id }), id),
+    at,
+  );
+};
 
 /** The request body of POST /webhooks/{id}/test; it may be left out. */
 export const WebhookTestRequest = z.object(

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectError } from '../../test/support/expect-error.ts';
-import { fakeStore } from '../../test/support/fake-store.ts';
+import { expectError } from '#test/expect-error';
+import { fakeStore } from '#test/fake-store';
 import { type AppOptions, createApp } from '../app.ts';
 import { staticTokens } from './authenticator.ts';
 import { TEAM_SCOPES } from './token-entries.ts';

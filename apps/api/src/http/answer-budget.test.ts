@@ -1,16 +1,18 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { LIST_LIMIT_MAX } from '@org/plant-contract';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakeStore } from '../../test/support/fake-store.ts';
-import { httpRequest } from '../../test/support/http-request.ts';
-import { until } from '../../test/support/until.ts';
+import { fakeStore } from '#test/fake-store';
+import { httpRequest } from '#test/http-request';
+import { until } from '#test/until';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { TEAM_SCOPES } from '../auth/token-entries.ts';
 import { hashToken } from '../auth/token-hash.ts';
-import { LARGEST_PAGE_BYTES } from '../plants/plants-router.ts';
+import { LARGEST_PAGE_BYTES, PAGE_BYTES } from '../plants/plants-router.ts';
 import type { ListOptions, StoredPlant } from '../store/plant-store.ts';
+import { plantBytes } from '../store/row-bytes.ts';
 import { answerBudget } from './answer-budget.ts';
 
 const TOKEN = 'answer-budget-token-0123456789abcdef';
@@ -104,14 +106,18 @@ describe("a client's share of the answer budget", () => {
   const GREEDY = 'answer-budget-greedy-0123456789abcdef';
   const OTHER = 'answer-budget-other-0123456789abcdef';
 
-  /** Pages as large as the service makes them: 256 KiB of names and tags, 300 bytes a plant. */
+  /** Pages as large as the service makes them: 256 KiB of JSON, about 330 bytes a plant. */
   const maximalPages = async ({ limit, maxBytes = Number.POSITIVE_INFINITY }: ListOptions) => {
     const plants: StoredPlant[] = [];
-    for (let bytes = 0; plants.length < limit && bytes < maxBytes; bytes += 300) {
-      plants.push({ id: BigInt(plants.length + 1), name: 'n'.repeat(200), tag: 't'.repeat(100) });
+    for (let bytes = 0; plants.length < limit && bytes < maxBytes; ) {
+      const plant = { id: BigInt(plants.length + 1), name: 'n'.repeat(200), tag: 't'.repeat(100) };
+      plants.push(plant);
+      bytes += plantBytes(plant);
     }
     return plants;
   };
+  /** The plants of a maximal page: up to the one that brings it to PAGE_BYTES. */
+  const maximalPage = async () => (await maximalPages({ limit: LIST_LIMIT_MAX, maxBytes: PAGE_BYTES })).length;
 
   /**
    * A client that asks for `pages` maximal pages on one connection and reads none of them. Loopback
@@ -159,7 +165,7 @@ describe("a client's share of the answer budget", () => {
       headers: { authorization: `Bearer ${tokens[4]}` },
     });
     expect(fifth.status).toBe(200);
-    expect(fifth.json()).toHaveLength(874);
+    expect(fifth.json()).toHaveLength(await maximalPage());
   });
 
   it('keeps serving lists to a second token while one token holds many unread maximal pages', async () => {
@@ -182,7 +188,7 @@ describe("a client's share of the answer budget", () => {
     );
     const other = await httpRequest(`${url}/plants?limit=1000`, { headers: { authorization: `Bearer ${OTHER}` } });
     expect(other.status).toBe(200);
-    expect(other.json()).toHaveLength(874);
+    expect(other.json()).toHaveLength(await maximalPage());
     // The greedy token was refused for its share, not for the whole budget.
     expect([greedy.headers['retry-after'], greedy.json()]).toStrictEqual([
       '1',

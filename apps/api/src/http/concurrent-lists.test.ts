@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { deferCleanups } from '../../test/support/cleanups.ts';
-import { postPlant } from '../../test/support/http-request.ts';
-import { startTestServer, TEST_TOKEN } from '../../test/support/test-server.ts';
-import { callApi, registerEndpoint } from '../../test/support/webhook-service.ts';
+import { deferCleanups } from '#test/cleanups';
+import { postPlant } from '#test/http-request';
+import { startTestServer, TEST_TOKEN } from '#test/test-server';
+import { callApi, registerEndpoint } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { BrowserContext } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHROMIUM, hasChromium, launchChromium } from '../../test/support/chromium.ts';
-import { startTestServer, TEST_TOKEN } from '../../test/support/test-server.ts';
+import { CHROMIUM, hasChromium, launchChromium } from '#test/chromium';
+import { startTestServer, TEST_TOKEN } from '#test/test-server';
 
 const STEP_TIMEOUT_MS = 10_000;
 

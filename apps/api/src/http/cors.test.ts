@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HttpAnswer, httpRequest } from '../../test/support/http-request.ts';
-import { startTestServer, TEST_TOKEN, type TestAppOptions, type TestServer } from '../../test/support/test-server.ts';
+import { type HttpAnswer, httpRequest } from '#test/http-request';
+import { startTestServer, TEST_TOKEN, type TestAppOptions, type TestServer } from '#test/test-server';
 
 const PAGE = 'http://127.0.0.1:5173';
 const OTHER = 'https://elsewhere.example';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseExactJson } from '@org/plant-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../test/support/test-server.ts';
+import { startTestServer, type TestServer } from '#test/test-server';
 
 const contractFile = createRequire(import.meta.url).resolve;
 const committed = readFileSync(contractFile('@org/plant-contract/openapi.json'), 'utf8');

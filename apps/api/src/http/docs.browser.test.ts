@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHROMIUM, hasChromium, launchChromium } from '../../test/support/chromium.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../test/support/test-server.ts';
+import { CHROMIUM, hasChromium, launchChromium } from '#test/chromium';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
 
 const SCREENSHOT = join(import.meta.dirname, '../../.artifacts/docs.png');
 const STEP_TIMEOUT_MS = 10_000;

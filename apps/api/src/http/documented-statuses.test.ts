@@ -1,12 +1,8 @@
 import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeStore } from '../../test/support/fake-store.ts';
-import {
-  type OpenApiDocumentJson,
-  type ResponseChecker,
-  responseChecker,
-} from '../../test/support/openapi-conformance.ts';
+import { fakeStore } from '#test/fake-store';
+import { type OpenApiDocumentJson, type ResponseChecker, responseChecker } from '#test/openapi-conformance';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';

@@ -6,8 +6,8 @@ import { gzipSync } from 'node:zlib';
 import express from 'express';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError } from '../../test/support/expect-error.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../test/support/test-server.ts';
+import { expectError } from '#test/expect-error';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
 import { errorHandler } from './error-handler.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 

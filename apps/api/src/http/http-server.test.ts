@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fakeStore } from '../../test/support/fake-store.ts';
-import { NoAnswerError, postPlant } from '../../test/support/http-request.ts';
+import { fakeStore } from '#test/fake-store';
+import { NoAnswerError, postPlant } from '#test/http-request';
 import { createApp } from '../app.ts';
 import { staticTokens } from '../auth/authenticator.ts';
 import { hashToken } from '../auth/token-hash.ts';

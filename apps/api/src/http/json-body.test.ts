@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError } from '../../test/support/expect-error.ts';
-import { httpRequest } from '../../test/support/http-request.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../test/support/test-server.ts';
+import { expectError } from '#test/expect-error';
+import { httpRequest } from '#test/http-request';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
 
 /**
  * What the body reader answers before a route sees the body: media type, charset, presence and

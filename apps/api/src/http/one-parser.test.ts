@@ -1,8 +1,8 @@
 import { MAX_JSON_DEPTH, parseExactJson } from '@org/plant-contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { conformingFetch as fetch } from '../../test/support/openapi-conformance.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../test/support/test-server.ts';
+import { conformingFetch as fetch } from '#test/openapi-conformance';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
 
 /**
  * `express.json()` and the exact-int64 re-parse must accept the same bodies and answer them alike.

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../../test/support/manual-clock.ts';
-import { until } from '../../test/support/until.ts';
+import { manualClock } from '#test/manual-clock';
+import { until } from '#test/until';
 import { createLogOutput } from './log-output.ts';
 
 const dirs: string[] = [];

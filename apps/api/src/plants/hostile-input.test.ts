@@ -8,9 +8,9 @@ import {
 } from '@org/plant-contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError } from '../../test/support/expect-error.ts';
-import { conformingFetch as fetch } from '../../test/support/openapi-conformance.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../test/support/test-server.ts';
+import { expectError } from '#test/expect-error';
+import { conformingFetch as fetch } from '#test/openapi-conformance';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
 import type { StoredPlant } from '../store/plant-store.ts';
 
 let server: TestServer;

@@ -1,4 +1,11 @@
-import { contract, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, LIST_PAGE_MAX_BYTES } from '@org/plant-contract';
+import {
+  contract,
+  LIST_LIMIT_DEFAULT,
+  LIST_LIMIT_MAX,
+  LIST_PAGE_MAX_BYTES,
+  toStoredPlant,
+  withoutId,
+} from '@org/plant-contract';
 import { initServer } from '@ts-rest/express';
 import { clientKey } from '../auth/bearer-auth.ts';
 import { type AnswerBudget, answerBudget } from '../http/answer-budget.ts';
@@ -8,11 +15,8 @@ import { listBytes, plantBytes } from '../store/row-bytes.ts';
 
 const s = initServer();
 
-/** The contract's Plant: name and tag, without the id (the interface does not list it). */
-const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : { name, tag });
-
 /**
- * A page ends once its names and tags hold this many bytes (UTF-8), whatever `limit` says (the
+ * A page ends once its plants' JSON holds this many bytes (UTF-8), whatever `limit` says (the
  * contract's document says so): the store then sends no more than that across, and the `Link`
  * header gives the rest.
  */
@@ -21,8 +25,8 @@ export const PAGE_BYTES = LIST_PAGE_MAX_BYTES;
 /** The reservation of the largest page (`limit` at its maximum, and the row that tells of a next page). */
 export const LARGEST_PAGE_BYTES = listBytes({ limit: LIST_LIMIT_MAX + 1, maxBytes: PAGE_BYTES });
 
-/** What an answer holds besides names and tags, per plant: its id and the JSON around them. */
-const PLANT_FRAME_BYTES = 64;
+/** What an answer holds besides the plants' JSON, per plant: the comma between them, or a bracket. */
+const PLANT_FRAME_BYTES = 2;
 
 const notFound = (id: bigint) => ({ status: 404 as const, body: { error: 404, message: `No plant has id ${id}.` } });
 
@@ -58,8 +62,7 @@ export const createPlantsRouter = (
       createPlant: {
         middleware: jsonBody(bodyLimit),
         handler: async ({ body }) => {
-          const plant: StoredPlant = { id: BigInt(body.id), name: body.name };
-          if (body.tag !== undefined) plant.tag = body.tag;
+          const plant = toStoredPlant(body);
           const result = await store.create(plant);
           if (result.outcome === 'conflict') {
             return {
@@ -67,7 +70,7 @@ export const createPlantsRouter = (
               body: { error: 409, message: `A plant with id ${plant.id} already exists with different data.` },
             };
           }
-          return { status: 200, body: toPlant(result.plant) };
+          return { status: 200, body: withoutId(result.plant) };
         },
       },
 

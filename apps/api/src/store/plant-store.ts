@@ -1,12 +1,9 @@
+import type { StoredPlant } from '@org/plant-contract';
 import type { RequestStore } from './request-store.ts';
 import type { WebhookStore } from './webhook-store.ts';
 
-/** A plant as stored: the id is always a bigint so that every int64 is exact. */
-export type StoredPlant = {
-  id: bigint;
-  name: string;
-  tag?: string;
-};
+/** A plant as stored: the contract's, its id always a bigint so that every int64 is exact. */
+export type { StoredPlant };
 
 export type CreateOutcome =
   | { outcome: 'created'; plant: StoredPlant }
@@ -21,8 +18,8 @@ export type ListOptions = {
   /** Only plants with exactly this tag. */
   tag?: string;
   /**
-   * Fewer plants once their names and tags hold this many bytes (UTF-8): the list ends one plant
-   * after the first that brings them to it (which tells whether a page ending there has a next).
+   * Fewer plants once their JSON text (plantJson) holds this many bytes (UTF-8): the list ends one
+   * plant after the first that brings them to it (which tells whether a page ending there has a next).
    */
   maxBytes?: number;
 };
@@ -57,6 +54,3 @@ export interface PlantStore {
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
 }
-
-export const samePlant = (a: StoredPlant, b: StoredPlant): boolean =>
-  a.id === b.id && a.name === b.name && a.tag === b.tag;

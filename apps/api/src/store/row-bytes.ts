@@ -4,20 +4,19 @@
  * bytes rather than by a number of requests.
  */
 import {
-  NAME_MAX_LENGTH,
-  TAG_MAX_LENGTH,
+  PLANT_JSON_MAX_BYTES,
+  plantJson,
   WEBHOOK_DESCRIPTION_MAX_LENGTH,
   WEBHOOK_ENDPOINTS_MAX,
   WEBHOOK_URL_MAX_LENGTH,
 } from '@org/plant-contract';
 import type { ListOptions, StoredPlant } from './plant-store.ts';
 
-/** The most bytes a plant's name and tag take: every character may take four bytes in UTF-8. */
-export const MAX_PLANT_BYTES = 4 * (NAME_MAX_LENGTH + TAG_MAX_LENGTH);
+/** The most bytes a plant's JSON text takes, derived from the contract's bounds. */
+export const MAX_PLANT_BYTES = PLANT_JSON_MAX_BYTES;
 
-/** The bytes a plant's name and tag take, as ListOptions.maxBytes counts them. */
-export const plantBytes = ({ name, tag }: StoredPlant): number =>
-  Buffer.byteLength(name) + (tag === undefined ? 0 : Buffer.byteLength(tag));
+/** The bytes of a plant's JSON text (plantJson), as ListOptions.maxBytes counts them. */
+export const plantBytes = (plant: StoredPlant): number => Buffer.byteLength(plantJson(plant));
 
 /** The bytes a list of plants can hold at most: `limit` plants, or `maxBytes` and the two plants past it. */
 export const listBytes = ({ limit, maxBytes = Number.POSITIVE_INFINITY }: ListOptions): number =>

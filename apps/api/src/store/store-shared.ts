@@ -2,8 +2,14 @@
  * What both backends share: the bounds of the outbox's batches, the endpoint columns, and the rows
  * they read endpoints and deliveries as (PostgreSQL reads booleans and timestamps, SQLite integers).
  */
-import type { WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
-import type { DeliveryStatus, StoredDelivery, StoredEndpoint } from './webhook-store.ts';
+import { WEBHOOK_EVENT_TYPES_DEFAULT, type WebhookEventType, type WebhookPayloadFormat } from '@org/plant-contract';
+import type {
+  CreateEndpointOutcome,
+  DeliveryStatus,
+  NewStoredEndpoint,
+  StoredDelivery,
+  StoredEndpoint,
+} from './webhook-store.ts';
 
 /** Events fanned out per delivery claimed: fanning out keeps ahead of delivering. */
 export const FAN_OUT_PER_CLAIMED = 8;
@@ -59,28 +65,45 @@ export type DeliveryRow = {
   created_at: StoredTime;
 };
 
-/** The endpoint a registration stored, as both stores answer it: enabled, stamped `createdAt`. */
-export const registeredEndpoint = (
-  {
-    id,
-    url,
-    description,
-    rateLimit,
-    owner,
-  }: { id: string; url: string; description?: string | undefined; rateLimit?: number | undefined; owner: string },
-  eventTypes: WebhookEventType[],
-  payloadFormat: WebhookPayloadFormat,
-  createdAt: Date,
-): StoredEndpoint => ({
+/** What a registration stored, its defaults resolved. */
+export type RegisteredFields = {
+  id: string;
+  url: string;
+  description?: string | undefined;
+  eventTypes: WebhookEventType[];
+  payloadFormat: WebhookPayloadFormat;
+  rateLimit?: number | undefined;
+  owner: string;
+};
+
+/** What a registration stores besides its secret: its event types and payload format defaulted. */
+export const registration = ({
   id,
   url,
-  ...(description !== undefined && { description }),
-  eventTypes,
-  payloadFormat,
-  ...(rateLimit !== undefined && { rateLimit }),
-  enabled: true,
-  createdAt,
+  description,
+  eventTypes = [...WEBHOOK_EVENT_TYPES_DEFAULT],
+  payloadFormat = 'plain',
+  rateLimit,
   owner,
+}: NewStoredEndpoint): RegisteredFields => ({ id, url, description, eventTypes, payloadFormat, rateLimit, owner });
+
+/** A registration's answer, as both stores give it: the endpoint enabled, stamped `createdAt`. */
+export const registeredEndpoint = (
+  { id, url, description, eventTypes, payloadFormat, rateLimit, owner }: RegisteredFields,
+  createdAt: Date,
+): CreateEndpointOutcome => ({
+  outcome: 'created',
+  endpoint: {
+    id,
+    url,
+    ...(description !== undefined && { description }),
+    eventTypes,
+    payloadFormat,
+    ...(rateLimit !== undefined && { rateLimit }),
+    enabled: true,
+    createdAt,
+    owner,
+  },
 });
 
 export const toEndpoint = (row: EndpointRow): StoredEndpoint => ({

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { describeWithPostgres, freshDatabase } from '../../test/support/postgres-test-database.ts';
-import { makeDataDir } from '../../test/support/test-server.ts';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
+import { makeDataDir } from '#test/test-server';
 import type { PlantStore } from './plant-store.ts';
 import { PostgresPlantStore } from './postgres/postgres-store.ts';
 import { SqlitePlantStore } from './sqlite/sqlite-store.ts';

@@ -114,7 +114,13 @@ export type ClaimedDelivery = {
   type: WebhookEventType;
   /** The endpoint's, when claimed. */
   payloadFormat: WebhookPayloadFormat;
-  plant: { id: bigint; name: string; tag?: string };
+  /** The id of the plant the event is about. */
+  plantId: bigint;
+  /**
+   * The event's data as JSON text, written once when the event was (WEBHOOK_EVENT_DATA_JSON): every
+   * attempt's body is made from it as it is (webhookEventJson).
+   */
+  data: string;
   /** Attempts made before this one. */
   attempts: number;
   /** Proves the lease when the attempt is recorded: a lease taken over by another delivery loop refuses it. */

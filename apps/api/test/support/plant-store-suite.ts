@@ -5,6 +5,7 @@ import {
   type StoredPlant,
   StoreUnavailableError,
 } from '../../src/store/plant-store.ts';
+import { plantBytes } from '../../src/store/row-bytes.ts';
 import { describeRequestStore } from './request-store-suite.ts';
 import { describeWebhookStore } from './webhook-store-suite.ts';
 
@@ -236,21 +237,21 @@ export const describePlantStore = (name: string, open: () => Promise<OpenedStore
         expect(await store().list({ limit: 100, tag: 'none' })).toStrictEqual([]);
       });
 
-      it('ends a list one plant past the first that brings names and tags to maxBytes (UTF-8), with the cursor and tag', async () => {
-        // Ids 1 to 10, each name and tag 6 bytes: a four-byte character, a digit, and the tag.
-        const plants = Array.from({ length: 10 }, (_, index) => ({
+      it('ends a list one plant past the first that brings its JSON text to maxBytes (UTF-8), with the cursor and tag', async () => {
+        // Ids 1 to 9, each plant's JSON 33 bytes: a four-byte character in the name, a digit, the tag.
+        const plants = Array.from({ length: 9 }, (_, index) => ({
           id: BigInt(index + 1),
           name: `🌿${index}`,
           tag: 'a',
         }));
         await Promise.all(plants.map((plant) => store().create(plant)));
-        expect(plants.map(({ name, tag }) => Buffer.byteLength(name + tag))).toStrictEqual(Array(10).fill(6));
-        // 12 bytes are reached at the second plant: the list ends one past it.
-        expect(await store().list({ limit: 100, maxBytes: 12 })).toStrictEqual(plants.slice(0, 3));
-        expect(await store().list({ limit: 100, maxBytes: 13 })).toStrictEqual(plants.slice(0, 4));
+        expect(plants.map(plantBytes)).toStrictEqual(Array(9).fill(33));
+        // 66 bytes are reached at the second plant: the list ends one past it.
+        expect(await store().list({ limit: 100, maxBytes: 66 })).toStrictEqual(plants.slice(0, 3));
+        expect(await store().list({ limit: 100, maxBytes: 67 })).toStrictEqual(plants.slice(0, 4));
         expect(await store().list({ limit: 100, maxBytes: 1 })).toStrictEqual(plants.slice(0, 2));
         expect(await store().list({ limit: 2, maxBytes: 1_000 })).toStrictEqual(plants.slice(0, 2));
-        expect(await store().list({ limit: 100, maxBytes: 12, after: 8n, tag: 'a' })).toStrictEqual(plants.slice(8));
+        expect(await store().list({ limit: 100, maxBytes: 66, after: 6n, tag: 'a' })).toStrictEqual(plants.slice(6));
         expect(await store().list({ limit: 100, maxBytes: 1_000 })).toStrictEqual(plants);
       });
 

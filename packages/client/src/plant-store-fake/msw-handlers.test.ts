@@ -8,10 +8,21 @@ import { createPlantStoreFake } from './plant-store-fake.ts';
 const BASE_URL = 'https://plants.example.com/api';
 const TOKEN = 'msw-token-0123456789';
 const fake = createPlantStoreFake({ tokens: [TOKEN] });
-const server = setupServer(...plantStoreHandlers(fake, { baseUrl: BASE_URL }));
+// A second fake under a base URL written with trailing slashes, its test deliveries failing.
+const broken = createPlantStoreFake({
+  tokens: [TOKEN],
+  sendTestDelivery: () => Promise.reject(new Error('the receiver adapter broke')),
+});
+const server = setupServer(
+  ...plantStoreHandlers(fake, { baseUrl: BASE_URL }),
+  ...plantStoreHandlers(broken, { baseUrl: 'https://plants.example.com/v2//' }),
+);
 
 beforeAll(() => server.listen({ onUnhandledFrame: 'error' }));
-afterEach(() => fake.reset());
+afterEach(() => {
+  fake.reset();
+  broken.reset();
+});
 afterAll(() => server.close());
 
 describe('plantStoreHandlers', () => {
@@ -34,5 +45,15 @@ describe('plantStoreHandlers', () => {
     fake.fail({ type: 'lost-answer' });
     await expect(client.createPlant({ id: 1, name: 'Fern' })).rejects.toSatisfy(PlantConnectionError.isInstance);
     expect(fake.plants).toStrictEqual([{ id: 1, name: 'Fern' }]);
+  });
+
+  it('takes a base URL with trailing slashes, and answers an error of the fake other than a lost connection 500', async () => {
+    const client = createPlantClient({ baseUrl: 'https://plants.example.com/v2', token: TOKEN, maxRetries: 0 });
+    const { id } = await client.createWebhook({ url: 'https://hooks.example.com/plants' });
+    const tested = await fetch(`https://plants.example.com/v2/webhooks/${id}/test`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(tested.status).toBe(500);
   });
 });

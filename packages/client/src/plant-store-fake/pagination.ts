@@ -1,18 +1,14 @@
-import { LIST_PAGE_MAX_BYTES } from '@org/plant-contract';
-
-/** A stored plant: int64 id, name and optional tag. */
-export type StoredPlant = { id: bigint; name: string; tag?: string };
+import { LIST_PAGE_MAX_BYTES, plantJson, type StoredPlant } from '@org/plant-contract';
 
 export type PageRequest = { limit: number; after?: bigint; tag?: string };
 
 const utf8 = new TextEncoder();
-/** What a plant weighs in a page: the UTF-8 bytes of its name and tag. */
-const plantBytes = ({ name, tag }: StoredPlant): number =>
-  utf8.encode(name).length + (tag === undefined ? 0 : utf8.encode(tag).length);
+/** What a plant weighs in a page: the UTF-8 bytes of its JSON text. */
+const plantBytes = (plant: StoredPlant): number => utf8.encode(plantJson(plant)).length;
 
 /**
  * One page of `sorted` (ordered by id) as the service cuts it — at `limit` plants, or at the plant
- * that brings its names and tags to LIST_PAGE_MAX_BYTES — and the id after which the next page
+ * that brings its JSON to LIST_PAGE_MAX_BYTES — and the id after which the next page
  * starts when more remain (no empty last page is announced). Kept alone so that a change to how the
  * service cuts pages is one change here.
  */

@@ -1,4 +1,4 @@
-import { WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
+import { IDEMPOTENCY_KEY_TTL_MS, WEBHOOK_PREVIOUS_SECRETS_MAX, WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AuthenticationError,
@@ -420,5 +420,246 @@ describe('webhooks', () => {
       status: 404,
       message: `No webhook endpoint has id "${endpoint.id}".`,
     });
+  });
+});
+
+describe('answers at the edges', () => {
+  const url = 'https://hooks.example.com/plants';
+  const call = async (
+    fake: ReturnType<typeof createPlantStoreFake>,
+    method: string,
+    path: string,
+    { body, headers = {} }: { body?: unknown; headers?: Record<string, string> } = {},
+  ) => {
+    const response = await fake.fetch(`${BASE_URL}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+  };
+
+  it('names the part of the request a refusal is about: path parameters, body, query or headers', async () => {
+    const { fake, client } = setUp();
+    const { id } = await client.createWebhook({ url });
+    const long = 'e'.repeat(101);
+    const cases: [method: string, path: string, where: string, body?: unknown][] = [
+      ['GET', '/plants/x1', 'path parameters'],
+      ['DELETE', '/plants/x1', 'path parameters'],
+      ['POST', '/webhooks', 'request body', { url: 7 }],
+      ['GET', `/webhooks/${long}`, 'path parameters'],
+      ['PATCH', `/webhooks/${long}`, 'path parameters', {}],
+      ['POST', `/webhooks/${long}/rotate-secret`, 'path parameters'],
+      ['POST', `/webhooks/${long}/recover`, 'path parameters', { since: '2026-01-01T00:00:00Z' }],
+      ['POST', `/webhooks/${id}/recover`, 'request body', { since: 'yesterday' }],
+      ['POST', `/webhooks/${long}/deliveries/msg_1/retry`, 'path parameters'],
+      ['POST', `/webhooks/${long}/test`, 'path parameters', {}],
+      ['POST', `/webhooks/${id}/test`, 'request body', { eventType: 'plantMoved' }],
+      ['DELETE', `/webhooks/${long}`, 'path parameters'],
+      ['GET', `/webhooks/${long}/deliveries`, 'path parameters'],
+      ['GET', `/webhooks/${id}/deliveries?limit=0`, 'query parameters'],
+    ];
+    for (const [method, path, where, body] of cases) {
+      const answer = await call(fake, method, path, { body });
+      expect([answer.status, answer.body?.message.startsWith(`Invalid ${where}: `)], `${method} ${path}`).toStrictEqual(
+        [400, true],
+      );
+    }
+    const emptyKey = await call(fake, 'POST', '/webhooks', { body: { url }, headers: { 'idempotency-key': '' } });
+    expect([emptyKey.status, emptyKey.body.message]).toStrictEqual([
+      400,
+      'Invalid headers: idempotency-key must not be empty.',
+    ]);
+  });
+
+  it('answers 409 with Retry-After 1 to a key whose first request still runs, and runs a key again after a thrown send', async () => {
+    // Each test delivery waits until the test answers it.
+    const waiting: (() => void)[] = [];
+    let fail = false;
+    const { fake, client } = setUp({
+      sendTestDelivery: () => {
+        if (fail) return Promise.reject(new Error('the receiver adapter broke'));
+        return new Promise((resolve) => waiting.push(() => resolve({ status: 204 })));
+      },
+    });
+    const { id } = await client.createWebhook({ url });
+    const headers = { 'idempotency-key': 'test-1' };
+    const first = call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers });
+    await vi.waitFor(() => expect(waiting.length).toBe(1));
+    const running = await call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers });
+    expect([running.status, running.headers.get('retry-after')]).toStrictEqual([409, '1']);
+    waiting[0]?.();
+    expect((await first).status).toBe(200);
+
+    fail = true;
+    const again = { 'idempotency-key': 'test-2' };
+    await expect(call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers: again })).rejects.toThrow(
+      'the receiver adapter broke',
+    );
+    fail = false;
+    const retried = call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers: again });
+    await vi.waitFor(() => expect(waiting.length).toBe(2));
+    waiting[1]?.();
+    expect((await retried).body).toMatchObject({ delivered: true, status: 204 });
+  });
+
+  it('keeps no 429 under an Idempotency-Key: once the test limit frees, the same key runs', async () => {
+    let now = new Date('2026-11-27T00:00:00Z');
+    const { fake, client } = setUp({ now: () => now });
+    const { id } = await client.createWebhook({ url });
+    for (let test = 0; test < WEBHOOK_TESTS_PER_MINUTE; test += 1) await client.testWebhook(id);
+    const headers = { 'idempotency-key': 'after-the-limit' };
+    expect((await call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers })).status).toBe(429);
+    now = new Date(now.getTime() + 60_000);
+    const ran = await call(fake, 'POST', `/webhooks/${id}/test`, { body: {}, headers });
+    expect([ran.status, ran.headers.get('idempotent-replayed')]).toStrictEqual([200, null]);
+  });
+
+  it("pages an endpoint's deliveries newest first, and the client follows the pages", async () => {
+    const { fake, client } = setUp();
+    const { id } = await client.createWebhook({ url });
+    for (const plantId of [1, 2, 3]) await client.createPlant({ id: plantId, name: `Plant ${plantId}` });
+    const listed: string[] = [];
+    // Bounded: a client that asked for the first page again would go round for ever.
+    for await (const delivery of client.listWebhookDeliveries(id, { limit: 2 })) {
+      listed.push(delivery.id);
+      if (listed.length > 3) break;
+    }
+    expect(listed).toStrictEqual(fake.deliveries(id).map((delivery) => delivery.id));
+  });
+
+  it('refuses to sign a delivery of an endpoint deleted since', async () => {
+    const { fake, client } = setUp();
+    const { id } = await client.createWebhook({ url });
+    await client.createPlant({ id: 1, name: 'Fern' });
+    const [delivery] = fake.deliveries();
+    if (delivery === undefined) throw new Error('no delivery');
+    await client.deleteWebhook(id);
+    await expect(fake.signDelivery(delivery)).rejects.toThrow(new RangeError(`No webhook endpoint has id "${id}".`));
+  });
+
+  it('keeps an Idempotency-Key for exactly IDEMPOTENCY_KEY_TTL_MS', async () => {
+    let now = new Date('2026-11-27T00:00:00Z');
+    const { fake } = setUp({ now: () => now });
+    const headers = { 'idempotency-key': 'register-1' };
+    const first = await call(fake, 'POST', '/webhooks', { body: { url }, headers });
+    now = new Date(now.getTime() + IDEMPOTENCY_KEY_TTL_MS - 1);
+    const replayed = await call(fake, 'POST', '/webhooks', { body: { url }, headers });
+    expect([replayed.body.id, replayed.headers.get('idempotent-replayed')]).toStrictEqual([first.body.id, 'true']);
+    now = new Date(now.getTime() + 1);
+    // Expired: the request runs again, and finds its URL taken.
+    expect((await call(fake, 'POST', '/webhooks', { body: { url }, headers })).status).toBe(409);
+  });
+
+  it('rejects a request whose signal already aborted, with its reason', async () => {
+    const { fake } = setUp();
+    const reason = new Error('caller gave up');
+    await expect(
+      fake.fetch(`${BASE_URL}/plants`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+        signal: AbortSignal.abort(reason),
+      }),
+    ).rejects.toBe(reason);
+  });
+
+  it('answers a path outside basePath as it is, echoes a well-formed X-Request-Id only, and sends no type without a body', async () => {
+    const { fake } = setUp({ plants: [{ id: 1, name: 'Fern' }] });
+    const outside = await fake.handle(
+      new Request(`${BASE_URL}/plants`, { headers: { authorization: `Bearer ${TOKEN}`, 'x-request-id': 'req-1' } }),
+      { basePath: '/api' },
+    );
+    expect([outside.status, outside.headers.get('x-request-id')]).toStrictEqual([200, 'req-1']);
+    const odd = await call(fake, 'GET', '/plants', { headers: { 'x-request-id': 'two words' } });
+    expect(odd.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const deleted = await call(fake, 'DELETE', '/plants/1');
+    expect([deleted.status, deleted.headers.get('content-type')]).toStrictEqual([204, null]);
+  });
+
+  it('throws, naming it, for a seed entry that is no plant at all', () => {
+    expect(() => createPlantStoreFake({ plants: [null as never] })).toThrow(
+      /^Seed plant 0 \(id undefined\) is refused by the contract: Invalid plant: /,
+    );
+  });
+
+  it('lets an endpoint keep its own URL, keeps a disabled one disabled through other changes, and drops its deliveries on delete', async () => {
+    const { fake, client } = setUp();
+    const kept = await client.createWebhook({ url });
+    const other = await client.createWebhook({ url: `${url}/other` });
+    expect((await client.updateWebhook(kept.id, { url })).url).toBe(url);
+    await client.updateWebhook(kept.id, { enabled: false });
+    expect(await client.updateWebhook(kept.id, { description: 'paused' })).toMatchObject({ enabled: false });
+    await client.updateWebhook(kept.id, { enabled: true });
+    await client.createPlant({ id: 1, name: 'Fern' });
+    expect(fake.deliveries(kept.id).map(({ endpointId }) => endpointId)).toStrictEqual([kept.id]);
+    expect(fake.deliveries().length).toBe(2);
+    await client.deleteWebhook(kept.id);
+    expect(fake.deliveries().map(({ endpointId }) => endpointId)).toStrictEqual([other.id]);
+  });
+
+  it('recovers the failed deliveries of that endpoint only, from `since` on, that instant included', async () => {
+    let now = new Date('2026-11-27T00:00:00Z');
+    const { fake, client } = setUp({ now: () => now });
+    const endpoint = await client.createWebhook({ url });
+    const other = await client.createWebhook({ url: `${url}/other` });
+    await client.createPlant({ id: 1, name: 'Early' });
+    now = new Date('2026-11-27T01:00:00Z');
+    await client.createPlant({ id: 2, name: 'Late' });
+    for (const { id } of fake.deliveries()) fake.settleDelivery(id, 'failed');
+    expect(await client.recoverWebhook(endpoint.id, { since: now })).toStrictEqual({ requeued: 1 });
+    expect(fake.deliveries(endpoint.id).map(({ plant, status }) => [plant.name, status])).toStrictEqual([
+      ['Late', 'pending'],
+      ['Early', 'failed'],
+    ]);
+    expect(fake.deliveries(other.id).map(({ status }) => status)).toStrictEqual(['failed', 'failed']);
+  });
+
+  it(`signs with at most ${WEBHOOK_PREVIOUS_SECRETS_MAX} previous secrets besides the current one`, async () => {
+    const { fake, client } = setUp();
+    const endpoint = await client.createWebhook({ url });
+    for (let rotation = 0; rotation <= WEBHOOK_PREVIOUS_SECRETS_MAX + 1; rotation += 1) {
+      await client.rotateWebhookSecret(endpoint.id);
+    }
+    await client.createPlant({ id: 1, name: 'Fern' });
+    const [delivery] = fake.deliveries();
+    if (delivery === undefined) throw new Error('no delivery');
+    const { headers } = await fake.signDelivery(delivery);
+    expect(headers['webhook-signature']?.split(' ').length).toBe(WEBHOOK_PREVIOUS_SECRETS_MAX + 1);
+  });
+
+  it('hands the test delivery over as JSON, and reports an answer without a status as an error', async () => {
+    const sent: SignedDelivery[] = [];
+    const { client } = setUp({
+      sendTestDelivery: async (delivery) => {
+        sent.push(delivery);
+        return { error: 'connection refused' };
+      },
+    });
+    const endpoint = await client.createWebhook({ url });
+    const answer = await client.testWebhook(endpoint.id);
+    expect(answer).toStrictEqual({
+      webhookId: expect.any(String),
+      eventType: 'newPlant',
+      delivered: false,
+      durationMs: expect.any(Number),
+      error: 'connection refused',
+    });
+    // Measured from the send: a test handed over at once takes well under a second.
+    expect(answer.durationMs).toBeLessThan(1_000);
+    expect(sent[0]?.headers['content-type']).toBe('application/json');
+  });
+
+  it('grants a webhooks:admin token the webhook routes only, and names the missing scope in the challenge', async () => {
+    const admin = 'admin-token-0123456789';
+    const fake = createPlantStoreFake({ tokens: [{ token: admin, scopes: ['webhooks:admin'] }] });
+    const client = createPlantClient({ baseUrl: BASE_URL, token: admin, fetch: fake.fetch });
+    await client.createWebhook({ url });
+    const refused = await fake.fetch(`${BASE_URL}/plants`, { headers: { authorization: `Bearer ${admin}` } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
   });
 });

@@ -7,12 +7,17 @@ import {
   NewPlant,
   type PlantContract,
   type PlantWithId,
+  plantJson,
   type Scope,
+  type StoredPlant,
   type StoredWebhookEndpoint,
+  samePlant,
   stringifyExactJson,
+  toStoredPlant,
   toWebhookEndpoint,
   validationMessage,
   WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_EVENT_DATA_JSON,
   WEBHOOK_EVENT_TYPE_HEADER,
   WEBHOOK_EVENT_TYPES,
   WEBHOOK_EVENT_TYPES_DEFAULT,
@@ -25,10 +30,11 @@ import {
   type WebhookEndpoint,
   type WebhookEventType,
   type WebhookTestAnswer,
-  webhookEventBody,
-  webhookTestBody,
+  webhookEventJson,
+  webhookTestJson,
   webhookTestOutcome,
   webhookTestsLimited,
+  withoutId,
 } from '@org/plant-contract';
 import type { ServerInferResponses } from '@ts-rest/core';
 import type { ZodError } from 'zod';
@@ -36,7 +42,7 @@ import { type Answer, errorAnswer, Refusal, toResponse } from './answers.ts';
 import { authorize, type FakePrincipal, type FakeToken } from './bearer-token.ts';
 import { connectionError, type FaultOptions, Faults, faultAnswer, type PlantStoreFault, wait } from './faults.ts';
 import { IdempotencyKeys } from './idempotency-keys.ts';
-import { nextPageLink, pageOf, type StoredPlant } from './pagination.ts';
+import { nextPageLink, pageOf } from './pagination.ts';
 import { BODY_LIMIT_BYTES, readJsonBody } from './request-body.ts';
 import { matchRoute, parseQuery, type RouteName } from './routes.ts';
 import { newSecret, signedHeaders } from './webhook-signing.ts';
@@ -160,9 +166,7 @@ const hex = (bytes: number): string =>
 
 const exactId = (id: bigint): number | bigint => (Number.isSafeInteger(Number(id)) ? Number(id) : id);
 
-const toPlant = ({ name, tag }: StoredPlant) => (tag === undefined ? { name } : { name, tag });
-const toPlantWithId = ({ id, name, tag }: StoredPlant): PlantWithId =>
-  tag === undefined ? { id: exactId(id), name } : { id: exactId(id), name, tag };
+const toPlantWithId = (plant: StoredPlant): PlantWithId => ({ ...plant, id: exactId(plant.id) });
 
 const toDelivery = ({ id, type, plant, status, attempts, deliveredAt }: StoredDelivery): WebhookDelivery => ({
   id,
@@ -268,8 +272,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
           `Seed plant ${index} (id ${String(plant?.id)}) is refused by the contract: ${validationMessage('plant', result.error)}`,
         );
       }
-      const { id, name, tag } = result.data;
-      store(tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag });
+      store(toStoredPlant(result.data));
     });
   };
 
@@ -350,16 +353,15 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
   const handlers: { [Name in RouteName]: (call: Call) => Promise<RouteAnswer<Name>> } = {
     createPlant: async ({ body }) => {
       const newPlant = parsed(contract.createPlant.body, body, 'request body');
-      const plant: StoredPlant = { id: BigInt(newPlant.id), name: newPlant.name };
-      if (newPlant.tag !== undefined) plant.tag = newPlant.tag;
+      const plant = toStoredPlant(newPlant);
       const known = plants.get(plant.id);
       if (known === undefined) {
         store(plant);
         announce('newPlant', plant);
-      } else if (known.name !== plant.name || known.tag !== plant.tag) {
+      } else if (!samePlant(known, plant)) {
         return errorAnswer(409, `A plant with id ${plant.id} already exists with different data.`);
       }
-      return { status: 200, body: toPlant(plant) };
+      return { status: 200, body: withoutId(plant) };
     },
     listPlants: async ({ query }) => {
       const { limit = LIST_LIMIT_DEFAULT, after, tag } = parsed(contract.listPlants.query, query, 'query parameters');
@@ -490,7 +492,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       const eventType = request?.eventType ?? endpoint.eventTypes[0] ?? WEBHOOK_EVENT_TYPES[0];
       const webhookId = `${WEBHOOK_TEST_ID_PREFIX}${hex(16)}`;
       const at = now();
-      const text = stringifyExactJson(webhookTestBody(eventType, endpoint.payloadFormat, at));
+      const text = webhookTestJson(eventType, endpoint.payloadFormat, at);
       const signed = await signedHeaders(signingSecrets(endpoint), webhookId, Math.floor(at.getTime() / 1000), text);
       const started = performance.now();
       const answer = await sendTestDelivery({
@@ -572,7 +574,8 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
    * Runs a route that takes an Idempotency-Key as the service does (its http/idempotency-key.ts):
    * the first answer to a principal's key is kept and replayed, with Idempotent-Replayed: true, to
    * the same request; the same key with another route or body answers 422, and one that comes while
-   * the first still runs 409. Only final answers are kept: not a 5xx, a 429 or a 408.
+   * the first still runs 409. Only final answers are kept: not a 5xx, a 429 or a 408, of which a
+   * route here answers only the test limit's 429 (a fault's answer comes before the key is read).
    */
   const keyed = async (
     name: RouteName,
@@ -606,7 +609,7 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
       }
       answer = errorAnswer(error.status, error.message, error.headers);
     }
-    if (answer.status >= 500 || answer.status === 429 || answer.status === 408) idempotencyKeys.release(key);
+    if (answer.status === 429) idempotencyKeys.release(key);
     else idempotencyKeys.finish(key, { status: answer.status, body: answer.body });
     return answer;
   };
@@ -660,8 +663,10 @@ export const createPlantStoreFake = (options: PlantStoreFakeOptions = {}): Plant
         throw new RangeError(`No webhook endpoint has id ${JSON.stringify(delivery.endpointId)}.`);
       // As the service makes it when it claims the delivery: in the endpoint's format then,
       // timestamped when the event was announced.
-      const { type, plant, createdAt } = delivery;
-      const body = stringifyExactJson(webhookEventBody(type, endpoint.payloadFormat, plant, createdAt));
+      const { type, createdAt } = delivery;
+      const plant = toStoredPlant(delivery.plant);
+      const data = WEBHOOK_EVENT_DATA_JSON[type](plantJson(plant), plant.id);
+      const body = webhookEventJson(type, endpoint.payloadFormat, data, createdAt);
       const signed = await signedHeaders(signingSecrets(endpoint), delivery.id, timestampSeconds, body);
       const headers = { 'content-type': 'application/json', ...signed, [WEBHOOK_EVENT_TYPE_HEADER]: type };
       return { url: endpoint.url, method: 'POST', headers, body };

@@ -1,6 +1,8 @@
 import {
   type NewPlant,
   parseExactJson,
+  type StoredPlant,
+  toStoredPlant,
   unknownEventType,
   WEBHOOK_EVENT_TYPE_HEADER,
   WEBHOOK_EVENTS,
@@ -46,8 +48,8 @@ export class PlantWebhookVerificationError extends PlantClientError {
   }
 }
 
-/** The plant a verified delivery announces; its id is always an exact bigint. */
-export type PlantWebhook = { id: bigint; name: string; tag?: string };
+/** The plant a verified delivery announces, every field of the contract's; its id is always an exact bigint. */
+export type PlantWebhook = StoredPlant;
 
 /** Request headers as Node (`req.headers`), fetch (`Headers`) or a plain object give them. */
 export type WebhookHeaders = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -132,8 +134,8 @@ const verifiedBody = (
   }
 };
 
-const toPlantWebhook = ({ id, name, tag }: NewPlant): PlantWebhook =>
-  tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag };
+/** The plant as verified, its id exact: every field of the schema. */
+const toPlantWebhook = (plant: NewPlant): PlantWebhook => toStoredPlant(plant);
 
 /**
  * Verifies a newPlant delivery by the Standard Webhooks scheme and returns the plant it

@@ -131,6 +131,64 @@ export const postgresMigrations: readonly string[] = [
      tests      integer NOT NULL
    );
    CREATE INDEX webhook_test_windows_started ON webhook_test_windows (started_at)`,
+  // Event types as data: how many enabled endpoints receive each type, one row a type, so that
+  // "does any enabled endpoint receive T?" (asked by every create and delete statement, T a value)
+  // reads one row of a table of a few, and a new type needs no index or column of its own. It
+  // replaces the partial index for deletions. A GIN index on the types' array answered too, but for
+  // EXISTS the planner preferred a scan of the endpoints it expected to stop early, which read all
+  // 10,000 when none matched; so did a table of (endpoint, type) pairs under a generic plan. The
+  // trigger keeps the counts in step with every change of an endpoint's types or enabled flag, the
+  // previous release's statements included during a rolling deploy; it changes the counts in one
+  // statement, in the types' order, so that concurrent changes lock them in the same order.
+  `CREATE TABLE webhook_event_receivers (
+     type      text PRIMARY KEY,
+     endpoints integer NOT NULL
+   );
+   INSERT INTO webhook_event_receivers (type, endpoints)
+     SELECT type, count(*) FROM webhook_endpoints, unnest(string_to_array(event_types, ',')) AS type
+     WHERE enabled GROUP BY type;
+   CREATE FUNCTION webhook_event_receivers_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     INSERT INTO webhook_event_receivers AS r (type, endpoints)
+       SELECT type, sum(change) FROM (
+         SELECT unnest(string_to_array(OLD.event_types, ',')) AS type, -1 AS change WHERE OLD.enabled
+         UNION ALL
+         SELECT unnest(string_to_array(NEW.event_types, ',')), 1 WHERE NEW.enabled
+       ) changes
+       GROUP BY type HAVING sum(change) <> 0 ORDER BY type
+       ON CONFLICT (type) DO UPDATE SET endpoints = r.endpoints + excluded.endpoints;
+     RETURN NULL;
+   END $$;
+   CREATE TRIGGER webhook_event_receivers_follow AFTER INSERT OR DELETE ON webhook_endpoints
+     FOR EACH ROW EXECUTE FUNCTION webhook_event_receivers_follow();
+   CREATE TRIGGER webhook_event_receivers_follow_update AFTER UPDATE OF enabled, event_types ON webhook_endpoints
+     FOR EACH ROW WHEN (OLD.enabled IS DISTINCT FROM NEW.enabled OR OLD.event_types IS DISTINCT FROM NEW.event_types)
+     EXECUTE FUNCTION webhook_event_receivers_follow();
+   DROP INDEX webhook_endpoints_deletions`,
+  // The plant's shape defined once (@org/plant-contract's plantJson): a plant is its JSON text, and
+  // an event or delivery its data's text (WEBHOOK_EVENT_DATA_JSON), written by the plant's own
+  // statement; `tag` stays, the listing's filter. Text, not json (whose input the server would parse
+  // at every create for nothing: the text is the contract's) nor jsonb (which reorders keys and
+  // would change the bytes signed). Each table is rewritten once, by ALTER COLUMN … USING, into the
+  // very text the contract writes: to_json quotes a string as JSON.stringify does (PostgreSQL text
+  // holds no NUL or lone surrogate, and both leave other characters as they are). The previous
+  // release writes name and cannot run beside this one (docs/operations.md, "Upgrading to plants
+  // stored as JSON text").
+  `ALTER TABLE plants ALTER COLUMN name TYPE text
+     USING '{"id":' || id || ',"name":' || to_json(name)::text || coalesce(',"tag":' || to_json(tag)::text, '') || '}';
+   ALTER TABLE plants RENAME COLUMN name TO plant;
+   ALTER TABLE webhook_events ALTER COLUMN name TYPE text USING
+     CASE type WHEN 'plantDeleted' THEN '{"id":' || plant_id || ',"plant":' ELSE '' END
+     || '{"id":' || plant_id || ',"name":' || to_json(name)::text || coalesce(',"tag":' || to_json(tag)::text, '') || '}'
+     || CASE type WHEN 'plantDeleted' THEN '}' ELSE '' END;
+   ALTER TABLE webhook_events RENAME COLUMN name TO data;
+   ALTER TABLE webhook_events DROP COLUMN tag;
+   ALTER TABLE webhook_deliveries ALTER COLUMN name TYPE text USING
+     CASE type WHEN 'plantDeleted' THEN '{"id":' || plant_id || ',"plant":' ELSE '' END
+     || '{"id":' || plant_id || ',"name":' || to_json(name)::text || coalesce(',"tag":' || to_json(tag)::text, '') || '}'
+     || CASE type WHEN 'plantDeleted' THEN '}' ELSE '' END;
+   ALTER TABLE webhook_deliveries RENAME COLUMN name TO data;
+   ALTER TABLE webhook_deliveries DROP COLUMN tag`,
 ];
 
 /**

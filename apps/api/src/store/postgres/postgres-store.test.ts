@@ -1,16 +1,18 @@
+import {
+  plantJson,
+  stringifyExactJson,
+  type WebhookEventType,
+  type WebhookPayloadFormat,
+  webhookEventBody,
+  webhookEventJson,
+} from '@org/plant-contract';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describePlantStore } from '../../../test/support/plant-store-suite.ts';
-import type { TestDatabase } from '../../../test/support/postgres-server.ts';
-import { describeWithPostgres, freshDatabase } from '../../../test/support/postgres-test-database.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  expectDuplicateUrlsKept,
-  expectEndpointsGivenToOperator,
-  expectOutboxKeptWithoutTraceparent,
-  expectTraceparentKept,
-  fixedTracing,
-} from '../../../test/support/webhook-store-suite.ts';
+import { describePlantStore } from '#test/plant-store-suite';
+import type { TestDatabase } from '#test/postgres-server';
+import { describeWithPostgres, freshDatabase } from '#test/postgres-test-database';
+import { until } from '#test/until';
+import * as migrated from '#test/webhook-store-suite';
 import { type CreateOutcome, type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
 import { migrate, postgresMigrations } from './migrations.ts';
 import {
@@ -205,7 +207,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     const client = await migratedBefore(url, 'ADD COLUMN owner');
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at)
       VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour')`);
-    await expectEndpointsGivenToOperator(await openStore(url));
+    await migrated.expectEndpointsGivenToOperator(await openStore(url));
   });
 
   it('reads one owner’s endpoints through its index, not the whole table', async () => {
@@ -232,13 +234,136 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect(Number(after?.seq) - Number(before?.seq)).toBe(0);
   });
 
+  it('counts the receivers of each type from the endpoints registered before, and follows every change', async () => {
+    const { url } = await database();
+    const client = await migratedBefore(url, 'webhook_event_receivers');
+    await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at, event_types, enabled) VALUES
+      ('ep_both', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour', 'newPlant,plantDeleted', true),
+      ('ep_created', 'https://hooks.example.com/b', 'whsec_a', now() - interval '1 hour', 'newPlant', true),
+      ('ep_off', 'https://hooks.example.com/c', 'whsec_a', now() - interval '1 hour', 'plantDeleted', false)`);
+    const store = await openStore(url);
+    const receivers = async () =>
+      Object.fromEntries(
+        (
+          await client.query<{ type: string; endpoints: number }>(
+            'SELECT type, endpoints FROM webhook_event_receivers WHERE endpoints <> 0 ORDER BY type',
+          )
+        ).rows.map(({ type, endpoints }) => [type, endpoints]),
+      );
+    expect(await receivers()).toStrictEqual({ newPlant: 2, plantDeleted: 1 });
+    await store.webhooks.updateEndpoint('ep_both', { enabled: false });
+    expect(await receivers()).toStrictEqual({ newPlant: 1 });
+    await store.webhooks.updateEndpoint('ep_off', { enabled: true, description: 'back' });
+    expect(await receivers()).toStrictEqual({ newPlant: 1, plantDeleted: 1 });
+    await store.webhooks.updateEndpoint('ep_created', { eventTypes: ['plantDeleted', 'newPlant'] });
+    await store.webhooks.updateEndpoint('ep_created', { eventTypes: ['plantDeleted'] });
+    expect(await receivers()).toStrictEqual({ plantDeleted: 2 });
+    await store.webhooks.disableEndpoint('ep_created', 'The receiver answered 410 Gone.');
+    await store.webhooks.deleteEndpoint('ep_off');
+    expect(await receivers()).toStrictEqual({});
+    const created = await store.webhooks.createEndpoint(
+      { id: 'ep_new', url: 'https://hooks.example.com/d', secret: 'whsec_a', owner: 'operator' },
+      { perOwner: 10, total: 10 },
+    );
+    expect(created.outcome).toBe('created');
+    expect(await receivers()).toStrictEqual({ newPlant: 1 });
+    // Announced exactly while an enabled endpoint receives the type.
+    await store.create({ id: 1n, name: 'Fern' });
+    expect(await store.delete(1n)).toBe(true);
+    await store.webhooks.updateEndpoint('ep_new', { eventTypes: ['plantDeleted'] });
+    await store.create({ id: 2n, name: 'Ivy' });
+    expect(await store.delete(2n)).toBe(true);
+    const deliveries = (await store.webhooks.listDeliveries('ep_new', 10)) ?? [];
+    expect(deliveries.map(({ type, plantId }) => `${type} ${plantId}`).sort()).toStrictEqual([
+      'newPlant 1',
+      'plantDeleted 2',
+    ]);
+  });
+
+  it('turns the plants, events and deliveries of the previous schema into their JSON text, byte for byte', async () => {
+    const { url } = await database();
+    const client = await migratedBefore(url, 'RENAME COLUMN name TO plant');
+    const plants: StoredPlant[] = [
+      { id: 9007199254740993n, name: 'Über "quoted" \\ fern ☘️ \u2028', tag: 'grün 🌿 <tag>' },
+      { id: -9223372036854775808n, name: 'Lowest\u007f' },
+      { id: 9223372036854775807n, name: '日本の植物', tag: '' },
+    ];
+    for (const { id, name, tag } of plants) {
+      await client.query('INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)', [id.toString(), name, tag ?? null]);
+    }
+    const formats: WebhookPayloadFormat[] = ['plain', 'standard'];
+    for (const format of formats) {
+      await client.query(
+        `INSERT INTO webhook_endpoints (id, url, secret, created_at, event_types, payload_format)
+         VALUES ($1, $2, 'whsec_a', now() - interval '1 hour', 'newPlant,plantDeleted', $3)`,
+        [`ep_${format}`, `https://hooks.example.com/${format}`, format],
+      );
+    }
+    // Announced and not yet fanned out, and fanned out and still pending, of both types.
+    const announced: [WebhookEventType, StoredPlant][] = [
+      ['newPlant', plants[0] as StoredPlant],
+      ['plantDeleted', plants[1] as StoredPlant],
+    ];
+    for (const [type, { id, name, tag }] of announced) {
+      await client.query('INSERT INTO webhook_events (type, plant_id, name, tag) VALUES ($1, $2, $3, $4)', [
+        type,
+        id.toString(),
+        name,
+        tag ?? null,
+      ]);
+    }
+    const pending: [WebhookEventType, StoredPlant][] = [
+      ['newPlant', plants[2] as StoredPlant],
+      ['plantDeleted', plants[0] as StoredPlant],
+    ];
+    for (const format of formats) {
+      for (const [type, { id, name, tag }] of pending) {
+        await client.query(
+          `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at)
+           VALUES ($1, $2, $3, $4, $5, now() - interval '1 minute')`,
+          [`ep_${format}`, type, id.toString(), name, tag ?? null],
+        );
+      }
+    }
+
+    const store = await openStore(url);
+    for (const plant of plants) expect(await store.get(plant.id)).toStrictEqual(plant);
+    const { rows } = await client.query<{ plant: string }>('SELECT plant FROM plants ORDER BY id');
+    expect(rows.map((row) => row.plant)).toStrictEqual(
+      [...plants].sort((a, b) => (a.id < b.id ? -1 : 1)).map((plant) => plantJson(plant)),
+    );
+    const claimed = await store.webhooks.claimDue({ limit: 100, leaseMs: 60_000, perEndpoint: 100, room: new Map() });
+    const byId = new Map(plants.map((plant) => [plant.id, plant]));
+    // Each body as the previous release built it from the plant's columns, and as this one from the data.
+    const bodies = (build: (delivery: (typeof claimed)[number]) => string) =>
+      claimed.map((delivery) => `${delivery.endpointId} ${delivery.type} ${build(delivery)}`).sort();
+    expect(claimed).toHaveLength(2 * (announced.length + pending.length));
+    expect(
+      bodies((delivery) => webhookEventJson(delivery.type, delivery.payloadFormat, delivery.data, delivery.createdAt)),
+    ).toStrictEqual(
+      bodies((delivery) =>
+        stringifyExactJson(
+          webhookEventBody(
+            delivery.type,
+            delivery.payloadFormat,
+            byId.get(delivery.plantId) as StoredPlant,
+            delivery.createdAt,
+          ),
+        ),
+      ),
+    );
+    expect((await store.list({ limit: 10 })).map(({ id }) => id)).toStrictEqual(
+      [...plants].map(({ id }) => id).sort((a, b) => (a < b ? -1 : 1)),
+    );
+  });
+
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
     const { url } = await database();
     const client = await migratedBefore(url, 'duplicate_url');
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES
       ('ep_old', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour'),
       ('ep_dup', 'https://hooks.example.com/a', 'whsec_b', now())`);
-    await expectDuplicateUrlsKept(await openStore(url));
+    await migrated.expectDuplicateUrlsKept(await openStore(url));
   });
 
   it('delivers an announcement written before traceparents were kept, without one', async () => {
@@ -247,14 +372,14 @@ describeWithPostgres('PostgresPlantStore', () => {
     await client.query(`INSERT INTO webhook_endpoints (id, url, secret, created_at)
       VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', now() - interval '1 hour');
       INSERT INTO webhook_events (plant_id, name) VALUES (7, 'Announced')`);
-    await expectOutboxKeptWithoutTraceparent(await openStore(url));
+    await migrated.expectOutboxKeptWithoutTraceparent(await openStore(url));
   });
 
   it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
     const { url } = await database();
-    const traced = await PostgresPlantStore.open({ url, poolSize: 3, tracing: fixedTracing });
+    const traced = await PostgresPlantStore.open({ url, poolSize: 3, tracing: migrated.fixedTracing });
     stores.push(traced);
-    await expectTraceparentKept(traced, () => openStore(url));
+    await migrated.expectTraceparentKept(traced, () => openStore(url));
   });
 
   it('upgrades a version 1 database in place, keeping its plants', async () => {
@@ -375,7 +500,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     expect((await claim()).map((delivery) => delivery.endpointId)).toStrictEqual(['ep_held']);
   });
 
-  it('reads the endpoints once, and nothing of the outbox, to delete a plant while no endpoint receives deletions', async () => {
+  it('reads the receivers of deletions once, and neither the endpoints nor the outbox, to delete a plant while no endpoint receives deletions', async () => {
     const { url } = await database();
     const session = await connect(url);
     // A session flushes its statistics as it ends: counts read once the store's sessions are gone are
@@ -393,7 +518,8 @@ describeWithPostgres('PostgresPlantStore', () => {
       );
       const { rows } = await session.query<{ relname: string; reads: string; written: string }>(
         `SELECT relname, seq_scan + coalesce(idx_scan, 0) AS reads, n_tup_ins + n_tup_upd + n_tup_del AS written
-         FROM pg_stat_user_tables WHERE relname IN ('webhook_endpoints', 'webhook_events', 'webhook_deliveries')`,
+         FROM pg_stat_user_tables
+         WHERE relname IN ('webhook_endpoints', 'webhook_event_receivers', 'webhook_events', 'webhook_deliveries')`,
       );
       return Object.fromEntries(rows.map(({ relname, reads, written }) => [relname, Number(reads) + Number(written)]));
     };
@@ -406,18 +532,19 @@ describeWithPostgres('PostgresPlantStore', () => {
       );
     }
     for (let id = 1n; id <= 10n; id++) await setUp.create({ id, name: `Plant ${id}` });
-    await session.query('ANALYZE webhook_endpoints');
+    await session.query('ANALYZE webhook_event_receivers');
     const before = await closed(setUp);
     const store = await PostgresPlantStore.open({ url, poolSize: 3, migrate: false });
     for (let id = 1n; id <= 10n; id++) expect(await store.delete(id)).toBe(true);
     const after = await closed(store);
-    // One look each (at most 100 rows, a page or two: the planner may prefer that to the partial
-    // index webhook_endpoints_deletions), and the outbox neither read nor written.
+    // One look each at the count of endpoints receiving deletions (one row of a table of a few,
+    // however many endpoints there are), nothing else read or written.
     expect({
       endpoints: (after.webhook_endpoints ?? 0) - (before.webhook_endpoints ?? 0),
+      receivers: (after.webhook_event_receivers ?? 0) - (before.webhook_event_receivers ?? 0),
       events: (after.webhook_events ?? 0) - (before.webhook_events ?? 0),
       deliveries: (after.webhook_deliveries ?? 0) - (before.webhook_deliveries ?? 0),
-    }).toStrictEqual({ endpoints: 10, events: 0, deliveries: 0 });
+    }).toStrictEqual({ endpoints: 0, receivers: 10, events: 0, deliveries: 0 });
   });
 
   it('answers a batch that mixes new, replayed and conflicting plants, each by its own row', async () => {
@@ -449,7 +576,7 @@ describeWithPostgres('PostgresPlantStore', () => {
     const inserter = await connect(url);
     // An uncommitted insert of id 1 holds the first batch's statement on its row lock.
     await blocker.query('BEGIN');
-    await blocker.query("INSERT INTO plants (id, name) VALUES (1, 'Held')");
+    await blocker.query(`INSERT INTO plants (id, plant) VALUES (1, '{"id":1,"name":"Held"}')`);
     const first = Promise.all([store.create({ id: 1n, name: 'Held' }), store.create({ id: 2n, name: 'First 2' })]);
     const waitingOnLock = async () => {
       const { rows } = await inserter.query<{ count: string }>(

@@ -1,3 +1,4 @@
+import { parsePlantJson, plantJson, WEBHOOK_EVENT_DATA_JSON, type WebhookEventType } from '@org/plant-contract';
 import pg from 'pg';
 import { CONFIG_DEFAULTS } from '../../config-defaults.ts';
 import type { Tracing } from '../../ops/tracing-hooks.ts';
@@ -7,9 +8,15 @@ import {
   type PlantStore,
   type StoredPlant,
   StoreUnavailableError,
-  samePlant,
 } from '../plant-store.ts';
-import { currentDeadline, DeadlineExceededError, deadlinePool, type Queryable, withDeadline } from './deadline-pool.ts';
+import {
+  currentDeadline,
+  DeadlineExceededError,
+  type DeadlinePool,
+  deadlinePool,
+  type Queryable,
+  withDeadline,
+} from './deadline-pool.ts';
 import { migrate, postgresMigrations, SchemaTooNewError, schemaVersion } from './migrations.ts';
 import { PostgresRequestStore } from './requests.ts';
 import { PostgresWebhookStore } from './webhooks.ts';
@@ -44,6 +51,10 @@ export type PostgresStoreOptions = {
   tracing?: Pick<Tracing, 'traceparent'>;
 };
 
+/** The event types a create and a delete announce. */
+const CREATED: WebhookEventType = 'newPlant';
+const DELETED: WebhookEventType = 'plantDeleted';
+
 /** How much longer than the server-side statement timeout the client waits for an answer. */
 const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
 /** Rounds of create when a concurrent create/delete of the same id keeps changing the row under us. */
@@ -59,11 +70,19 @@ const types: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-type Row = { id: bigint; name: string; tag: string | null };
-type CreatedRow = Row & { created: boolean; announced: boolean };
+/** A create's row: created (and announced or not), or the plant's text as it was already stored. */
+type CreatedRow =
+  | { id: bigint; created: true; announced: boolean; plant: null }
+  | { id: bigint; created: false; announced: false; plant: string };
 
-const toPlant = (row: Row): StoredPlant =>
-  row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
+/** The one conversion of a stored row: the plant's text (plantJson) read back. */
+const toPlant = (row: { plant: string }): StoredPlant => parsePlantJson(row.plant);
+
+/**
+ * What a deletion's data (WEBHOOK_EVENT_DATA_JSON) writes before and after the plant's text: the
+ * delete statement writes the data from the stored text, which only the statement reads.
+ */
+const deletedDataAround = (id: bigint): string[] => WEBHOOK_EVENT_DATA_JSON[DELETED]('\u0000', id).split('\u0000');
 
 /**
  * SQLSTATE classes and codes that mean "not now" rather than "never": the connection, the
@@ -104,33 +123,38 @@ export const describeDatabase = (url: string): string => {
   }
 };
 
-// Each plant inserted by a create statement is announced by that same statement while any endpoint
-// is enabled (the `announced` step below: one event, which the delivery loop fans out to the
-// endpoints): one commit for both, and only for rows actually inserted, so a replay announces nothing.
+// Each plant inserted by a create statement is announced by that same statement while any enabled
+// endpoint receives creations (the `announced` step below: one event, which the delivery loop fans
+// out to the endpoints): one commit for both, and only for rows actually inserted, so a replay
+// announces nothing. Whether anyone receives a type is one row of webhook_event_receivers, the type
+// passed as a value: a new event type needs no statement or index of its own (see migrations.ts).
 // `announced` tells whether it did, so that the delivery loop is woken only when there is work.
 // The statements by id are named (see `statement`): the server parses and plans each once per
 // connection. Their plans do not depend on the values, and the ids are looked up by primary key only.
 // Both create statements go on alike after their own `inserted` step: the `announced` step (the
 // inserted plants with their traceparents, from `events`), then the rows inserted, answered as created.
-const announceInserted = (events: string) => `announced AS (
-    INSERT INTO webhook_events (plant_id, name, tag, traceparent)
+// A creation's data is the plant's text as it is (WEBHOOK_EVENT_DATA_JSON.newPlant): the event
+// copies the inserted row's. A plant is its text and the tag it is listed by, so that a field of
+// Plant adds no column, value or array here.
+const announceInserted = (events: string, type: string) => `announced AS (
+    INSERT INTO webhook_events (type, plant_id, data, traceparent)
     ${events}
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)
+    WHERE EXISTS (SELECT FROM webhook_event_receivers WHERE type = ${type} AND endpoints > 0)
     RETURNING seq
   )
-  SELECT true AS created, EXISTS (SELECT FROM announced) AS announced, id, name, tag FROM inserted`;
+  SELECT true AS created, EXISTS (SELECT FROM announced) AS announced, id, NULL AS plant FROM inserted`;
 
 const sql = {
   // One round trip: insert, or read the row that was there. READ COMMITTED sees a row committed by
   // a concurrent create only in a later statement, so an empty answer means "ask again". The read
   // runs only when nothing was inserted (a one-time filter, not a probe per row).
   create: `WITH inserted AS (
-             INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3)
+             INSERT INTO plants (id, plant, tag) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO NOTHING
-             RETURNING id, name, tag
-           ), ${announceInserted('SELECT i.id, i.name, i.tag, $4 FROM inserted i')}
+             RETURNING id, plant
+           ), ${announceInserted('SELECT $5::text, i.id, i.plant, $4 FROM inserted i', '$5')}
            UNION ALL
-           SELECT false, false, id, name, tag FROM plants WHERE id = $1 AND NOT EXISTS (SELECT FROM inserted)`,
+           SELECT false, false, id, plant FROM plants WHERE id = $1 AND NOT EXISTS (SELECT FROM inserted)`,
   // The same for many plants at once: the creates that arrive while the previous batch statement
   // runs share the next one (and one commit). Rows inserted by this statement are invisible to its
   // second SELECT, which therefore finds only rows that were there before. That SELECT looks the
@@ -140,38 +164,37 @@ const sql = {
   // traceparent by position: the ids of one batch are distinct (writes to an id wait for each other,
   // see #inOrder), and the join is with the batch's arrays, never with the table.
   createMany: `WITH inserted AS (
-                 INSERT INTO plants (id, name, tag)
+                 INSERT INTO plants (id, plant, tag)
                  SELECT * FROM unnest($1::int8[], $2::text[], $3::text[])
                  ON CONFLICT (id) DO NOTHING
-                 RETURNING id, name, tag
+                 RETURNING id, plant
                ), ${announceInserted(
-                 'SELECT i.id, i.name, i.tag, t.traceparent FROM inserted i JOIN unnest($1::int8[], $4::text[]) AS t (id, traceparent) ON t.id = i.id',
+                 'SELECT $5::text, i.id, i.plant, t.traceparent FROM inserted i JOIN unnest($1::int8[], $4::text[]) AS t (id, traceparent) ON t.id = i.id',
+                 '$5',
                )}
                UNION ALL
-               SELECT false, false, id, name, tag FROM plants
+               SELECT false, false, id, plant FROM plants
                WHERE id = ANY ($1::int8[]) AND (SELECT count(*) FROM inserted) < cardinality($1::int8[])`,
-  get: 'SELECT id, name, tag FROM plants WHERE id = $1',
-  // A deletion is announced by the same statement while an enabled endpoint receives deletions (one
-  // read of a partial index when none does), with the plant as it was.
+  get: 'SELECT plant FROM plants WHERE id = $1',
+  // A deletion is announced by the same statement, as a creation is, with the plant as it was: its
+  // data is the stored text between what the type's data writes around it ($4, $5).
   delete: `WITH deleted AS (
-             DELETE FROM plants WHERE id = $1 RETURNING id, name, tag
+             DELETE FROM plants WHERE id = $1 RETURNING id, plant
            ), announced AS (
-             INSERT INTO webhook_events (type, plant_id, name, tag, traceparent)
-             SELECT 'plantDeleted', id, name, tag, $2::text FROM deleted
-             WHERE EXISTS (
-               SELECT 1 FROM webhook_endpoints WHERE enabled AND ',' || event_types || ',' LIKE '%,plantDeleted,%'
-             )
+             INSERT INTO webhook_events (type, plant_id, data, traceparent)
+             SELECT $3::text, id, $4 || plant || $5, $2::text FROM deleted
+             WHERE EXISTS (SELECT FROM webhook_event_receivers WHERE type = $3 AND endpoints > 0)
              RETURNING seq
            )
            SELECT EXISTS (SELECT FROM announced) AS announced FROM deleted`,
-  // A row is listed while the rows before the one before it hold fewer than $2 bytes of names and
-  // tags (see ListOptions.maxBytes); the window runs over the `limit` rows of the inner query only.
+  // A row is listed while the rows before the one before it hold fewer than $2 bytes of JSON text
+  // (see ListOptions.maxBytes); the window runs over the `limit` rows of the inner query only.
   list: (after: boolean, tag: boolean) => {
     const where = [after ? 'id > $3' : '', tag ? `tag = $${after ? 4 : 3}` : ''].filter(Boolean);
-    return `SELECT id, name, tag FROM (
-              SELECT id, name, tag, sum(octet_length(name) + coalesce(octet_length(tag), 0))
+    return `SELECT plant FROM (
+              SELECT id, plant, sum(octet_length(plant))
                 OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS before
-              FROM (SELECT id, name, tag FROM plants ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $1) page
+              FROM (SELECT id, plant FROM plants ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id LIMIT $1) page
             ) counted WHERE before IS NULL OR before < $2 ORDER BY id`;
   },
 };
@@ -191,7 +214,7 @@ const statement = (name: string, text: string, values: unknown[]): pg.QueryConfi
 export class PostgresPlantStore implements PlantStore {
   readonly #pool: pg.Pool;
   /** The pool, each statement within its operation's deadline. */
-  readonly #db: Queryable;
+  readonly #db: DeadlinePool;
   readonly #deadlineMs: number;
   /** The tail of each id's queue, so this process applies writes to one id in the order issued. */
   readonly #writesById = new Map<bigint, Promise<unknown>>();
@@ -199,6 +222,8 @@ export class PostgresPlantStore implements PlantStore {
   /** Creates waiting for the next batch statement (see sql.createMany). */
   #batch: {
     plant: StoredPlant;
+    /** The plant's text (plantJson), as stored. */
+    text: string;
     traceparent: string | null;
     settle: (row: CreatedRow | undefined, error?: unknown) => void;
     /** The deadline of this create's operation. */
@@ -279,7 +304,7 @@ export class PostgresPlantStore implements PlantStore {
     return this.#run(() =>
       this.#inOrder(id, async () => {
         const { rows } = await this.#db.query<{ announced: boolean }>(
-          statement('delete', sql.delete, [id.toString(), traceparent]),
+          statement('delete', sql.delete, [id.toString(), traceparent, DELETED, ...deletedDataAround(id)]),
         );
         if (rows[0]?.announced) this.webhooks.announced();
         return rows.length === 1;
@@ -289,7 +314,7 @@ export class PostgresPlantStore implements PlantStore {
 
   get(id: bigint): Promise<StoredPlant | undefined> {
     return this.#run(async () => {
-      const { rows } = await this.#db.query<Row>(statement('get', sql.get, [id.toString()]));
+      const { rows } = await this.#db.query<{ plant: string }>(statement('get', sql.get, [id.toString()]));
       return rows[0] && toPlant(rows[0]);
     });
   }
@@ -302,7 +327,10 @@ export class PostgresPlantStore implements PlantStore {
       if (after !== undefined) values.push(after.toString());
       if (tag !== undefined) values.push(tag);
       // Not named: how selective a tag is depends on the tag, so a plan cached for one would be wrong for another.
-      const { rows } = await this.#db.query<Row>(sql.list(after !== undefined, tag !== undefined), values);
+      const { rows } = await this.#db.query<{ plant: string }>(
+        sql.list(after !== undefined, tag !== undefined),
+        values,
+      );
       return rows.map(toPlant);
     });
   }
@@ -333,10 +361,11 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   /** Joins the next batch statement (see #flushing); resolves with this plant's row, if any. */
-  #createInBatch(plant: StoredPlant, traceparent: string | null): Promise<CreatedRow | undefined> {
+  #createInBatch(plant: StoredPlant, text: string, traceparent: string | null): Promise<CreatedRow | undefined> {
     return new Promise((resolve, reject) => {
       this.#batch.push({
         plant,
+        text,
         traceparent,
         settle: (row, error) => (error === undefined ? resolve(row) : reject(error)),
         deadline: currentDeadline(),
@@ -362,9 +391,10 @@ export class PostgresPlantStore implements PlantStore {
         this.#db.query<CreatedRow>(
           statement('create-many', sql.createMany, [
             batch.map(({ plant }) => plant.id.toString()),
-            batch.map(({ plant }) => plant.name),
+            batch.map(({ text }) => text),
             batch.map(({ plant }) => plant.tag ?? null),
             batch.map(({ traceparent }) => traceparent),
+            CREATED,
           ]),
         ),
       );
@@ -385,21 +415,23 @@ export class PostgresPlantStore implements PlantStore {
   }
 
   async #create(plant: StoredPlant, traceparent: string | null): Promise<CreateOutcome> {
-    const values = [plant.id.toString(), plant.name, plant.tag ?? null, traceparent];
+    const text = plantJson(plant);
+    const values = [plant.id.toString(), text, plant.tag ?? null, traceparent, CREATED];
     for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
       // The first attempt shares a statement with the other creates of its batch; a plant that
       // changed concurrently is looked at again on its own.
       const row =
         attempt === 0
-          ? await this.#createInBatch(plant, traceparent)
+          ? await this.#createInBatch(plant, text, traceparent)
           : (await this.#db.query<CreatedRow>(statement('create', sql.create, values))).rows[0];
       if (row === undefined) continue; // Created or deleted concurrently by another process: look again.
       if (row.created) {
         if (attempt > 0 && row.announced) this.webhooks.announced();
         return { outcome: 'created', plant };
       }
+      // Not created: the row holds the stored text. The same text is the same plant (samePlant).
       const existing = toPlant(row);
-      return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
+      return row.plant === text ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
     }
     throw new StoreUnavailableError(`The plant with id ${plant.id} kept changing under concurrent writes; retry.`);
   }

@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  WEBHOOK_EVENT_TYPES_DEFAULT,
-  WEBHOOK_PREVIOUS_SECRETS_MAX,
-  type WebhookEventType,
-  type WebhookPayloadFormat,
-} from '@org/plant-contract';
+import { WEBHOOK_PREVIOUS_SECRETS_MAX, type WebhookEventType, type WebhookPayloadFormat } from '@org/plant-contract';
 import {
   DELETE_BATCH,
   type DeliveryRow,
@@ -14,6 +9,7 @@ import {
   FAN_OUT_ROWS,
   LAST_SEQ,
   registeredEndpoint,
+  registration,
   storedEventTypes,
   toDelivery,
   toEndpoint,
@@ -39,7 +35,7 @@ import {
   type WebhookBacklog,
   type WebhookStore,
 } from '../webhook-store.ts';
-import type { Queryable } from './deadline-pool.ts';
+import type { DeadlinePool, Queryable } from './deadline-pool.ts';
 
 type ClaimedRow = {
   id: string;
@@ -50,8 +46,8 @@ type ClaimedRow = {
   /** Those rotated out whose grace lasts; null when none ever was. */
   previous_secrets: string[] | null;
   plant_id: bigint;
-  name: string;
-  tag: string | null;
+  /** The event's data as JSON text, as its plant's statement wrote it. */
+  data: string;
   attempts: number;
   created_at: Date;
   traceparent: string | null;
@@ -215,7 +211,7 @@ const sql = {
                SET lease_until = now() + $2::float8 * interval '1 millisecond',
                    next_attempt_at = now() + $2::float8 * interval '1 millisecond', lease_token = $3
                FROM chosen WHERE d.seq = chosen.seq
-               RETURNING d.seq, d.endpoint_id, d.type, d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent
+               RETURNING d.seq, d.endpoint_id, d.type, d.plant_id, d.data, d.attempts, d.created_at, d.traceparent
              ), rated AS (
                SELECT l.id, l.rate, l.tat + count(c.seq) * (1000.0 / l.rate) * interval '1 millisecond' AS tat,
                       count(c.seq) AS claimed
@@ -226,11 +222,11 @@ const sql = {
              )
              SELECT 'msg_' || s.instance || '_' || c.seq AS id, c.seq, c.endpoint_id, e.url, e.secret,
                     ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
-                    c.type, e.payload_format, c.plant_id, c.name, c.tag, c.attempts, c.created_at, c.traceparent,
+                    c.type, e.payload_format, c.plant_id, c.data, c.attempts, c.created_at, c.traceparent,
                     NULL::float8 AS room_ms
              FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id CROSS JOIN webhook_settings s
              UNION ALL
-             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                     extract(epoch FROM min(wake) - now())::float8 * 1000
              FROM (SELECT r.tat + greatest(1, ceil(r.rate / 10.0)) * (1000.0 / r.rate) * interval '1 millisecond'
                             - interval '1 second' AS wake
@@ -277,10 +273,10 @@ const sql = {
                LIMIT greatest(1, least($2::int, $3::int / greatest(1, (SELECT count(*) FROM webhook_endpoints WHERE enabled))::int))
                FOR UPDATE SKIP LOCKED
              )
-             RETURNING seq, type, plant_id, name, tag, created_at, traceparent
+             RETURNING seq, type, plant_id, data, created_at, traceparent
            ), fanned AS (
-             INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at, traceparent)
-             SELECT ep.id, b.type, b.plant_id, b.name, b.tag, b.created_at, b.created_at, b.traceparent
+             INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, data, next_attempt_at, created_at, traceparent)
+             SELECT ep.id, b.type, b.plant_id, b.data, b.created_at, b.created_at, b.traceparent
              FROM batch b JOIN webhook_endpoints ep ON ep.enabled AND ep.created_at <= b.created_at
                AND b.type = ANY (string_to_array(ep.event_types, ','))
              ORDER BY b.seq, ep.created_at, ep.id
@@ -314,34 +310,26 @@ type Run = <T>(operation: () => Promise<T>) => Promise<T>;
 
 /** The webhook side of PostgresPlantStore, on its pool (its statements within their deadline); `run` tracks each operation for close and maps outages to 503. */
 export class PostgresWebhookStore implements WebhookStore {
-  readonly #pool: Queryable;
+  readonly #pool: DeadlinePool;
   readonly #run: Run;
   readonly #announced = new AnnounceListeners();
   /** The last claim found nothing due. */
   #idle = false;
 
-  constructor(pool: Queryable, run: Run) {
+  constructor(pool: DeadlinePool, run: Run) {
     this.#pool = pool;
     this.#run = run;
   }
 
   createEndpoint(endpoint: NewStoredEndpoint, { perOwner, total }: EndpointCaps): Promise<CreateEndpointOutcome> {
     return this.#run(async () => {
-      const {
-        id,
-        url,
-        description,
-        eventTypes = [...WEBHOOK_EVENT_TYPES_DEFAULT],
-        payloadFormat = 'plain',
-        rateLimit,
-        secret,
-        owner,
-      } = endpoint;
+      const registered = registration(endpoint);
+      const { id, url, description, eventTypes, payloadFormat, rateLimit, owner } = registered;
       const values = [
         id,
         url,
         description ?? null,
-        secret,
+        endpoint.secret,
         storedEventTypes(eventTypes),
         payloadFormat,
         rateLimit ?? null,
@@ -351,15 +339,10 @@ export class PostgresWebhookStore implements WebhookStore {
       ];
       const { rows } = await this.#pool.query<{ created_at: Date }>(sql.createEndpoint, values);
       if (rows[0]) {
-        return {
-          outcome: 'created',
-          endpoint: registeredEndpoint(
-            { id, url, description, rateLimit, owner },
-            eventTypes,
-            payloadFormat,
-            rows[0].created_at,
-          ),
-        };
+        return registeredEndpoint(
+          { id, url, description, eventTypes, payloadFormat, rateLimit, owner },
+          rows[0].created_at,
+        );
       }
       const [holder] = (await this.#pool.query<{ id: string }>(sql.urlHolder, [owner, url])).rows;
       if (holder !== undefined) return { outcome: 'url-taken', holder: holder.id };
@@ -373,8 +356,6 @@ export class PostgresWebhookStore implements WebhookStore {
     { url, description, enabled, eventTypes, payloadFormat, rateLimit }: EndpointChanges,
   ): Promise<UpdateEndpointOutcome> {
     return this.#run(async () => {
-      // The events announced before a change of types go out by the types they were announced under.
-      if (eventTypes !== undefined) await this.#fanOutAnnounced();
       try {
         const types = eventTypes === undefined ? null : storedEventTypes(eventTypes);
         const values = [
@@ -388,7 +369,10 @@ export class PostgresWebhookStore implements WebhookStore {
           rateLimit !== undefined,
           rateLimit ?? null,
         ];
-        const { rows } = await this.#pool.query<EndpointRow>(sql.updateEndpoint, values);
+        const update = (db: Queryable) => db.query<EndpointRow>(sql.updateEndpoint, values);
+        const { rows } = await (types === null
+          ? update(this.#pool)
+          : this.#pool.transaction((tx) => this.#retype(tx, update)));
         return rows[0] ? { outcome: 'updated', endpoint: toEndpoint(rows[0]) } : { outcome: 'not-found' };
       } catch (error) {
         if ((error as { code?: string }).code !== UNIQUE_VIOLATION || url === undefined) throw error;
@@ -398,6 +382,23 @@ export class PostgresWebhookStore implements WebhookStore {
         return { outcome: 'url-taken', holder: holder.id };
       }
     });
+  }
+
+  /**
+   * Changes an endpoint's event types (`update`, in transaction `tx`) so that the events announced
+   * before the change go out by the types they were announced under, and those announced after by
+   * the new ones, however many replicas create and delete meanwhile. The lock waits for the create,
+   * delete and fan-out statements in flight (each writes webhook_events) and holds new ones back
+   * until the change commits; one held back takes its snapshot once it has the lock (READ
+   * COMMITTED), so it reads the new receivers of each type. With no other writer of events, everything
+   * announced is fanned out under the old types, then the types change. SHARE ROW EXCLUSIVE, not
+   * SHARE, because it conflicts with itself: two changes at once take turns instead of deadlocking
+   * on the fan-out's writes.
+   */
+  async #retype<T>(tx: Queryable, update: (db: Queryable) => Promise<T>): Promise<T> {
+    await tx.query('LOCK TABLE webhook_events IN SHARE ROW EXCLUSIVE MODE');
+    while ((await this.#fanOut(null, Number.MAX_SAFE_INTEGER, tx)) > 0);
+    return update(tx);
   }
 
   rotateSecret(id: string, secret: string, graceMs: number): Promise<boolean> {
@@ -528,10 +529,8 @@ export class PostgresWebhookStore implements WebhookStore {
           secret: row.secret,
           type: row.type,
           payloadFormat: row.payload_format,
-          plant:
-            row.tag === null
-              ? { id: row.plant_id, name: row.name }
-              : { id: row.plant_id, name: row.name, tag: row.tag },
+          plantId: row.plant_id,
+          data: row.data,
           attempts: row.attempts,
           leaseToken: token,
           createdAt: row.created_at,
@@ -617,8 +616,8 @@ export class PostgresWebhookStore implements WebhookStore {
    * Fans out a batch of events up to `last` (any when null), at most `events` of them and never
    * more than FAN_OUT_ROWS deliveries; resolves with how many events it took.
    */
-  async #fanOut(last: bigint | null, events: number): Promise<number> {
-    const { rows } = await this.#pool.query<{ events: bigint }>(sql.fanOut, [
+  async #fanOut(last: bigint | null, events: number, db: Queryable = this.#pool): Promise<number> {
+    const { rows } = await db.query<{ events: bigint }>(sql.fanOut, [
       last === null ? null : last.toString(),
       Math.min(events, 2 ** 31 - 1),
       FAN_OUT_ROWS,

@@ -3,8 +3,8 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError } from '../../../test/support/expect-error.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../../test/support/test-server.ts';
+import { expectError } from '#test/expect-error';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
 import { SqlitePlantStore } from './sqlite-store.ts';
 
 /** A small filesystem of its own, so that the data directory can really run out of space. */

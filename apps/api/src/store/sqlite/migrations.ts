@@ -17,6 +17,13 @@ const DELIVERY_COLUMNS = `     endpoint_id     TEXT NOT NULL,
      lease_token     TEXT,
      created_at      INTEGER NOT NULL`;
 
+/**
+ * An event's data as text, from the name and tag columns that events and deliveries had until the
+ * plant was kept as text: the two types there were then, as WEBHOOK_EVENT_DATA_JSON writes them.
+ */
+const EVENT_DATA = `(SELECT iif(type = 'plantDeleted', '{"id":' || plant_id || ',"plant":' || plant || '}', plant)
+     FROM (SELECT '{"id":' || plant_id || ',"name":' || json_quote(name) || iif(tag IS NULL, '', ',"tag":' || json_quote(tag)) || '}' AS plant))`;
+
 /** Versioned schema changes, applied in order at start; `PRAGMA user_version` records the last. */
 export const sqliteMigrations: readonly string[] = [
   `CREATE TABLE plants (
@@ -173,4 +180,29 @@ ${DELIVERY_COLUMNS},
      tests      INTEGER NOT NULL
    ) STRICT;
    CREATE INDEX webhook_test_windows_started ON webhook_test_windows (started_at)`,
+  // The plant's shape defined once (decision 0011): a plant is kept as its JSON text (plantJson: the
+  // id's digits, then the fields in the schema's order), beside its id and the tag that listing by
+  // tag walks; an event and its deliveries keep the event's data as the text its bodies are made
+  // of, written in the plant's own transaction, instead of copies of the plant's columns. The text
+  // is built here as plantJson builds it (json_quote escapes as JSON.stringify does), so that a
+  // replay of a plant created before compares equal.
+  `CREATE TABLE plants_json (
+     id   INTEGER PRIMARY KEY,
+     tag  TEXT,
+     json TEXT NOT NULL
+   ) STRICT;
+   INSERT INTO plants_json (id, tag, json)
+   SELECT id, tag, '{"id":' || id || ',"name":' || json_quote(name) || iif(tag IS NULL, '', ',"tag":' || json_quote(tag)) || '}'
+   FROM plants;
+   DROP TABLE plants;
+   ALTER TABLE plants_json RENAME TO plants;
+   CREATE INDEX plants_tag_id ON plants (tag, id);
+   ALTER TABLE webhook_events ADD COLUMN data TEXT NOT NULL DEFAULT '';
+   ALTER TABLE webhook_deliveries ADD COLUMN data TEXT NOT NULL DEFAULT '';
+   UPDATE webhook_events SET data = ${EVENT_DATA};
+   UPDATE webhook_deliveries SET data = ${EVENT_DATA};
+   ALTER TABLE webhook_events DROP COLUMN name;
+   ALTER TABLE webhook_events DROP COLUMN tag;
+   ALTER TABLE webhook_deliveries DROP COLUMN name;
+   ALTER TABLE webhook_deliveries DROP COLUMN tag`,
 ];

@@ -1,7 +1,8 @@
 import type { DatabaseSync } from 'node:sqlite';
+import type { WebhookEventType } from '@org/plant-contract';
 import type { plantStatements } from './plants.ts';
 import type { requestStatements } from './requests.ts';
-import type { webhookStatements } from './webhooks.ts';
+import type { webhookStatements } from './webhook-statements.ts';
 
 /** What a handler runs with on the database thread: the database, its statements, the batch's state. */
 export type Thread = {
@@ -13,11 +14,12 @@ export type Thread = {
   now: number;
   /** Opens the batch's transaction, once, before its first write. */
   beginWrite(): void;
-  /** Whether any endpoint is enabled, so that a create with no subscriber costs no extra statement. */
-  announcing: boolean;
-  /** Whether any enabled endpoint receives deletions, so that a delete with none costs nothing more. */
-  announcingDeletions: boolean;
-  /** Set by an operation that changed endpoints: `announcing` is read again after the batch. */
+  /**
+   * The event types some enabled endpoint receives: an operation announces only those, so that a
+   * create or a delete with no subscriber costs no extra statement.
+   */
+  receiving: ReadonlySet<WebhookEventType>;
+  /** Set by an operation that changed endpoints: `receiving` is read again after the batch. */
   endpointsChanged: boolean;
   /** Set by `close`: the database closes after the batch. */
   closing: boolean;
@@ -26,12 +28,15 @@ export type Thread = {
 /**
  * One operation: `arity` arguments (held to `run`'s by its type); whether it writes (its result is
  * dropped when the batch rolls back); whether it is the outbox's work, sent in that lane's batches
- * (see `SqlitePlantStore`). A result is never undefined: that marks a write rolled back (BatchReply).
+ * (see `DatabaseThread`); whether it may announce an event (its result is then `'announced'` when
+ * it did, and the store wakes the delivery loop). A result is never undefined: that marks a write
+ * rolled back (BatchReply).
  */
 export type Operation<A extends unknown[], R, I, T> = {
   arity: A['length'];
   writes: boolean;
   outbox: boolean;
+  announces: boolean;
   run: (thread: Thread, ...args: A) => R;
   /** Turns the result into the answer, with the `input` the store kept (it saves a closure per call). */
   decode: (input: I, result: R) => T;
@@ -48,12 +53,14 @@ export const operation = <A extends unknown[], R, I = undefined, T = R>({
   arity,
   writes,
   outbox,
+  announces,
   run,
   decode = asIs as (input: I, result: R) => T,
 }: Omit<Operation<A, R, I, T>, 'decode'> & { decode?: (input: I, result: R) => T }): Operation<A, R, I, T> => ({
   arity,
   writes,
   outbox,
+  announces,
   run,
   decode,
 });

@@ -1,34 +1,36 @@
-/** The plant operations of the embedded store: their SQL, what the thread runs, how the store decodes it. */
+/**
+ * The plant operations of the embedded store: their SQL, what the thread runs, how the store decodes
+ * it. A plant crosses the thread as its JSON text (plantJson, made on the store's side) and is kept
+ * so: the thread neither builds nor takes apart a plant, and a new field of Plant changes nothing here.
+ */
 import type { DatabaseSync } from 'node:sqlite';
-import { type CreateOutcome, type StoredPlant, samePlant } from '../plant-store.ts';
+import { parsePlantJson } from '@org/plant-contract/json-text';
+import type { CreateOutcome, StoredPlant } from '../plant-store.ts';
+import { announce } from './announce.ts';
 import { operation, type Thread } from './operation.ts';
-
-export type PlantRow = [name: string, tag: string | null];
 
 /** The plant statements, prepared once per database. */
 export const plantStatements = (db: DatabaseSync) => {
-  const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?');
-  select.setReturnArrays(true);
-  // A row is listed while the rows before the one before it hold fewer than :maxBytes of names and
-  // tags (see ListOptions.maxBytes): the bytes are counted here, so no more than that crosses to
-  // the store's thread. The window runs over the `limit` rows of the inner query only.
-  const listing = (where: string) => {
-    const statement = db.prepare(
-      `SELECT id, name, tag FROM (
-         SELECT id, name, tag, sum(octet_length(name) + coalesce(octet_length(tag), 0))
-           OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS before
-         FROM (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT :limit + 0)
-       ) WHERE before IS NULL OR before < :maxBytes ORDER BY id`,
-    );
-    statement.setReadBigInts(true);
+  const pluck = (sql: string) => {
+    const statement = db.prepare(sql);
     statement.setReturnArrays(true);
     return statement;
   };
+  // A row is listed while the rows before the one before it hold fewer than :maxBytes of JSON text
+  // (see ListOptions.maxBytes): the bytes are counted here, so no more than that crosses to the
+  // store's thread. The window runs over the `limit` rows of the inner query only.
+  const listing = (where: string) =>
+    pluck(
+      `SELECT json FROM (
+         SELECT id, json, sum(octet_length(json)) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING) AS before
+         FROM (SELECT id, json FROM plants ${where} ORDER BY id LIMIT :limit + 0)
+       ) WHERE before IS NULL OR before < :maxBytes ORDER BY id`,
+    );
   return {
-    insert: db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
-    select,
+    insert: db.prepare('INSERT INTO plants (id, tag, json) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
+    select: pluck('SELECT json FROM plants WHERE id = ?'),
     remove: db.prepare('DELETE FROM plants WHERE id = ?'),
-    removeReturning: db.prepare('DELETE FROM plants WHERE id = ? RETURNING name, tag'),
+    removeReturning: pluck('DELETE FROM plants WHERE id = ? RETURNING json'),
     /** Listing statements by [has cursor][has tag]. */
     lists: [
       [listing(''), listing('WHERE tag = :tag')],
@@ -37,39 +39,37 @@ export const plantStatements = (db: DatabaseSync) => {
   };
 };
 
-export const toPlant = (id: bigint, name: string, tag: string | null): StoredPlant =>
-  tag === null ? { id, name } : { id, name, tag };
+/** The stored text of the row a statement plucked, or undefined. */
+const textOf = (row: unknown): string | undefined => (row as [string] | undefined)?.[0];
 
-type Created = true | 'announced' | PlantRow;
+/**
+ * What a create did: stored it ('announced' too when an endpoint receives creations), met the same
+ * text (a replay), or met another plant under its id, whose text it answers.
+ */
+type Created = 'created' | 'announced' | 'replayed' | [conflict: string];
 
-/** Also tells the store which answers were creates, to wake the delivery loop after announcements. */
 export const decodeCreate = (plant: StoredPlant, result: Created): CreateOutcome => {
-  if (result === true || result === 'announced') return { outcome: 'created', plant };
-  const [name, tag] = result;
-  const existing = toPlant(plant.id, name, tag);
-  return samePlant(existing, plant) ? { outcome: 'replayed', plant: existing } : { outcome: 'conflict', existing };
+  if (typeof result !== 'string') return { outcome: 'conflict', existing: parsePlantJson(result[0]) };
+  return { outcome: result === 'replayed' ? 'replayed' : 'created', plant };
 };
 
-/** Also tells the store which answers were deletes, as decodeCreate does. */
-export const decodeDelete = (_: undefined, result: boolean | 'announced'): boolean => result !== false;
-
 export const plantOperations = {
-  /**
-   * `true` when stored, `'announced'` when stored and announced to the webhook outbox (with the
-   * create's traceparent, when traced), else the row met.
-   */
+  /** Stores the plant (`json`, its plantJson) unless its id is taken, announced with the create's traceparent. */
   create: operation({
     arity: 4,
     writes: true,
     outbox: false,
-    run: (thread: Thread, id: bigint, name: string, tag: string | null, traceparent: string | null): Created => {
+    announces: true,
+    run: (thread: Thread, id: bigint, tag: string | null, json: string, traceparent: string | null): Created => {
       thread.beginWrite();
       const { plants } = thread;
-      if (plants.insert.run(id, name, tag).changes !== 1) return plants.select.get(id) as unknown as PlantRow;
+      if (plants.insert.run(id, tag, json).changes !== 1) {
+        // Replays are told by text: plantJson writes the same plant as the same text.
+        const stored = textOf(plants.select.get(id)) as string;
+        return stored === json ? 'replayed' : [stored];
+      }
       // Same transaction as the plant: a create acknowledged is an announcement owed.
-      if (!thread.announcing) return true;
-      thread.webhooks.announce.run(id, name, tag, thread.now, traceparent);
-      return 'announced';
+      return announce(thread, 'newPlant', id, json, traceparent) ? 'announced' : 'created';
     },
     decode: decodeCreate,
   }),
@@ -81,52 +81,55 @@ export const plantOperations = {
     arity: 2,
     writes: true,
     outbox: false,
+    announces: true,
     run: (thread: Thread, id: bigint, traceparent: string | null): boolean | 'announced' => {
       thread.beginWrite();
       const { plants } = thread;
-      if (!thread.announcingDeletions) return plants.remove.run(id).changes === 1;
-      const row = plants.removeReturning.get(id) as { name: string; tag: string | null } | undefined;
-      if (row === undefined) return false;
-      thread.webhooks.announceDeletion.run(id, row.name, row.tag, thread.now, traceparent);
-      return 'announced';
+      if (!thread.receiving.has('plantDeleted')) return plants.remove.run(id).changes === 1;
+      const json = textOf(plants.removeReturning.get(id));
+      if (json === undefined) return false;
+      return announce(thread, 'plantDeleted', id, json, traceparent) ? 'announced' : true;
     },
-    decode: decodeDelete,
+    decode: (_: undefined, result): boolean => result !== false,
   }),
-  /** → the stored [name, tag], or null. */
+  /** → the stored text, or null. */
   get: operation({
     arity: 1,
     writes: false,
     outbox: false,
-    run: (thread: Thread, id: bigint): PlantRow | null =>
-      (thread.plants.select.get(id) as unknown as PlantRow | undefined) ?? null,
-    decode: (id: bigint, result): StoredPlant | undefined => (result === null ? undefined : toPlant(id, ...result)),
+    announces: false,
+    run: (thread: Thread, id: bigint): string | null => textOf(thread.plants.select.get(id)) ?? null,
+    decode: (_: undefined, json): StoredPlant | undefined => (json === null ? undefined : parsePlantJson(json)),
   }),
-  /** → [id, name, tag, id, name, tag, …], bounded by `maxBytes` as ListOptions says. */
+  /** → the stored texts in id order, bounded by `maxBytes` as ListOptions says. */
   list: operation({
     arity: 4,
     writes: false,
     outbox: false,
-    run: (thread: Thread, after: bigint | null, limit: number, tag: string | null, maxBytes: number) => {
+    announces: false,
+    run: (thread: Thread, after: bigint | null, limit: number, tag: string | null, maxBytes: number): string[] => {
       const parameters: Record<string, bigint | number | string> = { limit, maxBytes };
       if (after !== null) parameters.after = after;
       if (tag !== null) parameters.tag = tag;
       const statement = thread.plants.lists[after === null ? 0 : 1][tag === null ? 0 : 1];
-      return (statement.all(parameters) as unknown as (bigint | string | null)[][]).flat();
+      return statement.all(parameters).map(textOf) as string[];
     },
-    decode: (_: undefined, flat): StoredPlant[] => {
-      const plants: StoredPlant[] = [];
-      for (let at = 0; at < flat.length; at += 3) {
-        plants.push(toPlant(flat[at] as bigint, flat[at + 1] as string, flat[at + 2] as string | null));
-      }
-      return plants;
-    },
+    decode: (_: undefined, texts): StoredPlant[] => texts.map(parsePlantJson),
   }),
-  health: operation({ arity: 0, writes: false, outbox: false, run: (): true => true, decode: (): void => {} }),
+  health: operation({
+    arity: 0,
+    writes: false,
+    outbox: false,
+    announces: false,
+    run: (): true => true,
+    decode: (): void => {},
+  }),
   /** → true, once the database is closed; always the last operation the store sends. */
   close: operation({
     arity: 0,
     writes: false,
     outbox: true,
+    announces: false,
     run: (thread: Thread): true => {
       thread.closing = true;
       return true;

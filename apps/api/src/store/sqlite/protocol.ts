@@ -6,7 +6,7 @@ import { requestOperations } from './requests.ts';
 import { webhookOperations } from './webhooks.ts';
 
 /**
- * What SqlitePlantStore (main thread) and its database thread say to each other. A batch travels as
+ * What the store's side (DatabaseThread) and the database thread say to each other. A batch travels as
  * one flat array of operation codes, each followed by its arguments, and comes back as one flat
  * array of results: cloning a flat array of primitives is the cheapest postMessage there is.
  *
@@ -31,15 +31,16 @@ export type WireOperation = {
   arity: number;
   writes: boolean;
   outbox: boolean;
+  announces: boolean;
   run: (thread: Thread, ...args: unknown[]) => unknown;
   decode: (input: unknown, result: unknown) => unknown;
 };
 
 /** Every operation by name, each with its code on the wire. */
 export const OPERATIONS = Object.fromEntries(
-  Object.entries(TABLE).map(([name, { arity, writes, outbox, run, decode }], code) => [
+  Object.entries(TABLE).map(([name, { arity, writes, outbox, announces, run, decode }], code) => [
     name,
-    { arity, writes, outbox, run, decode, name, code },
+    { arity, writes, outbox, announces, run, decode, name, code },
   ]),
 ) as unknown as { [K in OpName]: Table[K] & { name: K; code: number } };
 
@@ -72,7 +73,7 @@ export type ThreadData = { dataDir: string; path: string };
 export type AttachMessage = { attach: MessagePort };
 
 /**
- * How the feature modules submit their operations to the store's batches (SqlitePlantStore): with
+ * How the feature modules submit their operations to the store's batches (DatabaseThread): with
  * the `input` their decode takes and the operation's span when traced; `call` with neither;
  * `submitLarge` for an operation whose result may take up to `bytes` (see BATCH_RESULT_BYTES).
  */

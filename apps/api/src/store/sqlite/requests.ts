@@ -43,8 +43,8 @@ export const requestStatements = (db: DatabaseSync) => ({
   windowTake: db.prepare('UPDATE webhook_test_windows SET tests = tests + 1 WHERE key = ?'),
 });
 
-const write = { writes: true, outbox: false } as const;
-const read = { writes: false, outbox: false } as const;
+const write = { writes: true, outbox: false, announces: false } as const;
+const read = { writes: false, outbox: false, announces: false } as const;
 
 export const requestOperations = {
   /** → what the request with this Idempotency-Key finds (see RequestStore.claimIdempotencyKey). */

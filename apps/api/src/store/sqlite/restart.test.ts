@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { httpRequest } from '../../../test/support/http-request.ts';
-import { manualClock } from '../../../test/support/manual-clock.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../../test/support/test-server.ts';
-import { until } from '../../../test/support/until.ts';
-import { RESTART_DELAY_MS, type SqlitePlantStore } from './sqlite-store.ts';
+import { httpRequest } from '#test/http-request';
+import { manualClock } from '#test/manual-clock';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
+import { until } from '#test/until';
+import { RESTART_DELAY_MS } from './database-thread.ts';
+import type { SqlitePlantStore } from './sqlite-store.ts';
 
 const auth = { authorization: `Bearer ${TEST_TOKEN}` };
 

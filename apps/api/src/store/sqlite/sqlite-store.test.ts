@@ -2,30 +2,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { WEBHOOK_ENDPOINTS_MAX, WEBHOOK_URL_MAX_LENGTH } from '@org/plant-contract';
+import { stringifyExactJson, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_EVENTS, WEBHOOK_URL_MAX_LENGTH } from '@org/plant-contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '../../../test/support/largest-values.ts';
-import { manualClock } from '../../../test/support/manual-clock.ts';
-import { describePlantStore } from '../../../test/support/plant-store-suite.ts';
-import { type ChildResult, runToEnd } from '../../../test/support/run-to-end.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  expectDuplicateUrlsKept,
-  expectEndpointsGivenToOperator,
-  expectOutboxKeptWithoutTraceparent,
-  expectTraceparentKept,
-  fixedTracing,
-} from '../../../test/support/webhook-store-suite.ts';
+import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '#test/largest-values';
+import { manualClock } from '#test/manual-clock';
+import { describePlantStore } from '#test/plant-store-suite';
+import { type ChildResult, runToEnd } from '#test/run-to-end';
+import { until } from '#test/until';
+import * as migrated from '#test/webhook-store-suite';
 import type { Clock } from '../../clock.ts';
-import { StoreUnavailableError } from '../plant-store.ts';
+import { type StoredPlant, StoreUnavailableError } from '../plant-store.ts';
+import { DataDirInUseError, MAX_RESTARTS, RESTART_DELAY_MS, SQLITE_FILE_NAME } from './database-thread.ts';
 import { sqliteMigrations } from './migrations.ts';
-import {
-  DataDirInUseError,
-  MAX_RESTARTS,
-  RESTART_DELAY_MS,
-  SQLITE_FILE_NAME,
-  SqlitePlantStore,
-} from './sqlite-store.ts';
+import { SqlitePlantStore } from './sqlite-store.ts';
 
 const RESTARTING = 'The embedded database stopped unexpectedly and is restarting; retry later.';
 
@@ -199,7 +188,7 @@ describe('SqlitePlantStore', () => {
     db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at) VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', 1);
       PRAGMA user_version = ${owned}`);
     db.close();
-    await expectEndpointsGivenToOperator(await openStore());
+    await migrated.expectEndpointsGivenToOperator(await openStore());
   });
 
   it('keeps endpoints that shared a URL before URLs were unique, and refuses new duplicates', async () => {
@@ -212,7 +201,7 @@ describe('SqlitePlantStore', () => {
     db.close();
 
     const store = await openStore();
-    await expectDuplicateUrlsKept(store);
+    await migrated.expectDuplicateUrlsKept(store);
     await store.close();
   });
 
@@ -225,7 +214,7 @@ describe('SqlitePlantStore', () => {
       PRAGMA user_version = ${traced}`);
     db.close();
 
-    await expectOutboxKeptWithoutTraceparent(await openStore());
+    await migrated.expectOutboxKeptWithoutTraceparent(await openStore());
   });
 
   it('never issues again a webhook-id issued before seqs were AUTOINCREMENT, and keeps the ids of the deliveries kept', async () => {
@@ -248,13 +237,55 @@ describe('SqlitePlantStore', () => {
     expect(await store.webhooks.retryDelivery('ep_old', 'msg_00000000000000aa_1')).toBe(true);
     await store.create({ id: 3n, name: 'New' });
     const claimed = await store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, room: new Map() });
-    const byPlant = new Map(claimed.map((delivery) => [delivery.plant.id, delivery.id]));
+    const byPlant = new Map(claimed.map((delivery) => [delivery.plantId, delivery.id]));
     expect(byPlant.get(1n)).toBe('msg_00000000000000aa_1');
     expect(byPlant.get(3n)).toMatch(/^msg_[0-9a-f]{16}_\d+$/);
     expect(byPlant.get(3n)).not.toMatch(/^msg_00000000000000aa_/);
     // A retry by the new id reaches the new delivery, not the old one.
     expect(await store.webhooks.retryDelivery('ep_old', byPlant.get(3n) as string)).toBe(true);
     expect(await store.webhooks.retryDelivery('ep_old', 'msg_00000000000000aa_3')).toBe(false);
+  });
+
+  it('keeps every plant, event and delivery as JSON text when plants become text, exactly as the service writes it', async () => {
+    const asText = sqliteMigrations.findIndex((sql) => sql.includes('plants_json'));
+    const db = new DatabaseSync(join(dataDir, SQLITE_FILE_NAME));
+    for (const sql of sqliteMigrations.slice(0, asText)) db.exec(sql);
+    const big: StoredPlant = { id: 9223372036854775807n, name: 'Grüne "Minze" \\ 🌿', tag: 'été' };
+    const plain: StoredPlant = { id: 9007199254740993n, name: 'Fern' };
+    const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
+    for (const plant of [big, plain]) insert.run(plant.id, plant.name, plant.tag ?? null);
+    db.exec(`INSERT INTO webhook_endpoints (id, url, secret, created_at, event_types, payload_format)
+      VALUES ('ep_before', 'https://hooks.example.com/a', 'whsec_a', 1, 'newPlant,plantDeleted', 'plain')`);
+    // An event not fanned out yet, and a deletion already fanned out to a delivery.
+    db.prepare(
+      `INSERT INTO webhook_events (type, plant_id, name, tag, created_at) VALUES ('newPlant', ?, ?, ?, 2)`,
+    ).run(big.id, big.name, big.tag ?? null);
+    db.prepare(
+      `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at)
+       VALUES ('ep_before', 'plantDeleted', ?, ?, NULL, 3, 3)`,
+    ).run(plain.id, plain.name);
+    db.exec(`PRAGMA user_version = ${asText}`);
+    db.close();
+
+    const store = await openStore();
+    expect(await store.list({ limit: 10 })).toStrictEqual([plain, big]);
+    expect(await store.list({ limit: 10, tag: 'été' })).toStrictEqual([big]);
+    // The text is plantJson's: a replay is a replay, a change a conflict.
+    expect(await store.create({ ...big })).toStrictEqual({ outcome: 'replayed', plant: big });
+    expect(await store.create({ ...plain, tag: 'new' })).toStrictEqual({ outcome: 'conflict', existing: plain });
+    const claimed = await store.webhooks.claimDue({ limit: 10, leaseMs: 60_000, perEndpoint: 10, room: new Map() });
+    expect(claimed.map(({ type, plantId, data }) => ({ type, plantId, data }))).toStrictEqual(
+      expect.arrayContaining([
+        {
+          type: 'plantDeleted',
+          plantId: plain.id,
+          data: stringifyExactJson(WEBHOOK_EVENTS.plantDeleted.dataOf(plain)),
+        },
+        { type: 'newPlant', plantId: big.id, data: stringifyExactJson(WEBHOOK_EVENTS.newPlant.dataOf(big)) },
+      ]),
+    );
+    expect(claimed).toHaveLength(2);
+    expect(await store.get(big.id)).toStrictEqual(big);
   });
 
   it('holds a rate-limited endpoint to rate × t + one second’s worth by its clock, draining at the rate, and follows a change', async () => {
@@ -326,8 +357,8 @@ describe('SqlitePlantStore', () => {
   });
 
   it('keeps a traced create’s traceparent with its announcement across a reopen', async () => {
-    const traced = await SqlitePlantStore.open(dataDir, { tracing: fixedTracing });
-    await expectTraceparentKept(traced, openStore);
+    const traced = await SqlitePlantStore.open(dataDir, { tracing: migrated.fixedTracing });
+    await migrated.expectTraceparentKept(traced, openStore);
   });
 
   it('refuses a database whose schema is newer than this build, and leaves it untouched', async () => {

@@ -1,43 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { WEBHOOK_EVENT_TYPES_DEFAULT, WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
+import { WEBHOOK_PREVIOUS_SECRETS_MAX } from '@org/plant-contract';
 import type { Clock } from '../../clock.ts';
 import { DELIVERY_ROW_BYTES, ENDPOINTS_BYTES } from '../row-bytes.ts';
-import { DELETE_BATCH, LAST_SEQ, storedEventTypes } from '../store-shared.ts';
+import { DELETE_BATCH, LAST_SEQ, registration, storedEventTypes } from '../store-shared.ts';
 import type { AnnounceListeners, WebhookStore } from '../webhook-store.ts';
 import type { Batches } from './protocol.ts';
+import type { AttemptRecord } from './webhooks.ts';
 
 /** The WebhookStore of SqlitePlantStore: its operations go in the store's batches. */
 export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: AnnounceListeners): WebhookStore => {
   const { call } = batches;
   const store: WebhookStore = {
-    createEndpoint: (
-      {
-        id,
-        url,
-        description,
-        eventTypes = [...WEBHOOK_EVENT_TYPES_DEFAULT],
-        payloadFormat = 'plain',
-        rateLimit,
-        secret,
-        owner,
-      },
-      { perOwner, total },
-    ) =>
-      batches.submit(
+    createEndpoint: (endpoint, { perOwner, total }) => {
+      const registered = registration(endpoint);
+      const { id, url, description, eventTypes, payloadFormat, rateLimit, owner } = registered;
+      return batches.submit(
         'createEndpoint',
         undefined,
-        { id, url, description, eventTypes, payloadFormat, rateLimit, owner },
+        registered,
         id,
         url,
         description ?? null,
         storedEventTypes(eventTypes),
         payloadFormat,
         rateLimit ?? null,
-        secret,
+        endpoint.secret,
         owner,
         perOwner,
         total,
-      ),
+      );
+    },
     updateEndpoint: (id, { url, description, enabled, eventTypes, payloadFormat, rateLimit }) =>
       call(
         'updateEndpoint',
@@ -98,15 +90,14 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
         now + leaseMs,
         token,
         perEndpoint,
-        [...room].flat(),
+        [...room],
       );
     },
     recordAttempt: async (claim, result) => (await store.recordAttempts([{ claim, result }]))[0] === true,
     recordAttempts: (attempts) => {
       const now = clock.now();
-      const flat: unknown[] = [];
-      for (const { claim, result } of attempts) {
-        flat.push(
+      const records = attempts.map(
+        ({ claim, result }): AttemptRecord => [
           claim.seq,
           claim.leaseToken,
           result.outcome,
@@ -114,9 +105,9 @@ export const sqliteWebhookStore = (batches: Batches, clock: Clock, announced: An
           'error' in result ? result.error : null,
           result.outcome === 'retry' ? now + result.retryInMs : null,
           claim.endpointId,
-        );
-      }
-      return call('recordAttempts', now, flat);
+        ],
+      );
+      return call('recordAttempts', now, records);
     },
     backlog: () => call('backlog'),
     backlogByEndpoint: (limit) => call('backlogByEndpoint', limit),

@@ -20,7 +20,7 @@ import {
   type WireOperation,
 } from './protocol.ts';
 import { requestStatements } from './requests.ts';
-import { webhookStatements } from './webhooks.ts';
+import { webhookStatements } from './webhook-statements.ts';
 
 const SQLITE_BUSY = 5;
 
@@ -97,8 +97,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
       if (!db.isTransaction) begin.run();
     },
     // Endpoints change only here; it is read again after each batch that touched them, committed or not.
-    announcing: webhooks.anyEnabled(),
-    announcingDeletions: webhooks.anyReceivingDeletions(),
+    receiving: webhooks.receivedTypes(),
     endpointsChanged: false,
     closing: false,
   };
@@ -147,8 +146,7 @@ const batchRunner = (db: DatabaseSync): ((ops: unknown[]) => BatchReply) => {
     }
     if (thread.endpointsChanged && !thread.closing) {
       thread.endpointsChanged = false;
-      thread.announcing = webhooks.anyEnabled();
-      thread.announcingDeletions = webhooks.anyReceivingDeletions();
+      thread.receiving = webhooks.receivedTypes();
     }
     if (thread.closing) db.close();
     return reply;

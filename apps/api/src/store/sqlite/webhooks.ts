@@ -1,21 +1,21 @@
 /**
- * The webhook operations of the embedded store, endpoints and the outbox: their SQL, what the
- * database thread runs, and how the store decodes it (sqlite-webhook-store.ts submits them). The
- * thread imports this module: it stays free of the contract and of the store's side.
+ * The webhook operations of the embedded store, endpoints and the outbox: what the database thread
+ * runs, and how the store decodes it (sqlite-webhook-store.ts submits them; their SQL is in
+ * webhook-statements.ts, the claim and the fan-out in webhook-outbox.ts). The thread imports this
+ * module: it stays free of the contract and of the store's side.
  */
-import type { DatabaseSync } from 'node:sqlite';
 import type { WebhookEventType, WebhookPayloadFormat } from '@org/plant-contract';
-import { advancedTat, rateRoom, rescaledTat, roomInMs } from '../rate-limit.ts';
+import { rescaledTat } from '../rate-limit.ts';
 import type { DeliveryRow, EndpointRow } from '../store-shared.ts';
 import {
-  ENDPOINT_COLUMNS,
   FAN_OUT_PER_CLAIMED,
-  FAN_OUT_ROWS,
+  type RegisteredFields,
   registeredEndpoint,
   toDelivery,
   toEndpoint,
 } from '../store-shared.ts';
 import {
+  type AttemptResult,
   type ClaimedDelivery,
   type CreateEndpointOutcome,
   DISABLED_BY_REQUEST,
@@ -27,7 +27,7 @@ import {
   type WebhookBacklog,
 } from '../webhook-store.ts';
 import { operation, type Thread } from './operation.ts';
-import { toPlant } from './plants.ts';
+import { type Claim, claimFairly, fanOut } from './webhook-outbox.ts';
 
 /**
  * A claimed delivery as the thread sends it: an array, not an object. node:sqlite's rows are
@@ -43,13 +43,24 @@ export type ClaimedRow = [
   /** JSON: those rotated out whose grace lasts; null when there is none. */
   previousSecrets: string | null,
   plantId: bigint,
-  name: string,
-  tag: string | null,
+  /** The event's data as text (see ClaimedDelivery). */
+  data: string,
   attempts: number | bigint,
   createdAt: number | bigint,
   traceparent: string | null,
   type: WebhookEventType,
   payloadFormat: WebhookPayloadFormat,
+];
+
+/** An attempt as recordAttempts takes it: the next attempt in Unix ms, for a retry. */
+export type AttemptRecord = [
+  seq: bigint,
+  leaseToken: string,
+  outcome: AttemptResult['outcome'],
+  status: number | null,
+  error: string | null,
+  nextAttemptAt: number | null,
+  endpointId: string,
 ];
 
 type SecretsRow = { id: string; secret: string; previous_secrets: string | null };
@@ -66,8 +77,7 @@ const toClaimed = (
     secret,
     previousSecrets,
     plantId,
-    name,
-    tag,
+    data,
     attempts,
     createdAt,
     traceparent,
@@ -86,7 +96,8 @@ const toClaimed = (
     secret,
     type,
     payloadFormat,
-    plant: toPlant(plantId, name, tag),
+    plantId,
+    data,
     attempts: Number(attempts),
     leaseToken,
     createdAt: new Date(Number(createdAt)),
@@ -96,307 +107,13 @@ const toClaimed = (
   return claimed;
 };
 
-/*
- * A LIMIT taken from a parameter is written `LIMIT ? + 0`. SQLite's planner reads the value of a
- * bare `LIMIT ?`, so binding it again (every run) makes the statement parse and plan itself anew at
- * its next step: a step of the delivery claim cost 4.5 times as many instructions (callgrind), and
- * re-preparing was a fifth of this thread's work while delivering. A sum is only computed when the
- * statement runs; the plans are the same (EXPLAIN QUERY PLAN).
- */
-
-/**
- * The secrets rotated out whose grace lasts at :now, newest first, as a JSON array; null when there
- * is none (read at no cost for an endpoint never rotated).
- */
-const livePreviousSecrets = (column: string) => `CASE WHEN ${column} IS NOT NULL THEN
-  nullif((SELECT json_group_array(value ->> 0) FROM json_each(${column}) WHERE value ->> 1 > :now), '[]') END`;
-
-/** The webhook statements: endpoints, and the outbox of deliveries. */
-export const webhookStatements = (db: DatabaseSync) => {
-  const prepare = (sql: string, bigInts = false, arrays = false) => {
-    const statement = db.prepare(sql);
-    if (bigInts) statement.setReadBigInts(true);
-    if (arrays) statement.setReturnArrays(true);
-    return statement;
-  };
-  const enabled = prepare('SELECT 1 FROM webhook_endpoints WHERE enabled = 1 LIMIT 1');
-  const deletionsReceived = prepare(
-    `SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND ',' || event_types || ',' LIKE '%,plantDeleted,%' LIMIT 1`,
-  );
-  const settings = db.prepare('SELECT instance, legacy_instance, legacy_upto FROM webhook_settings').get() as {
-    instance: string;
-    legacy_instance: string;
-    legacy_upto: number;
-  };
-  // The deliveries kept from before seqs were AUTOINCREMENT keep the instance they were issued under.
-  const legacyUpTo = BigInt(settings.legacy_upto);
-  /** The instance of the delivery `seq`. */
-  const instanceOf = (seq: bigint): string => (seq <= legacyUpTo ? settings.legacy_instance : settings.instance);
-  const prefix = `msg_${settings.instance}_`;
-  /** A delivery's webhook-id: the instance and the sequence number. */
-  const webhookId = (seq: bigint): string =>
-    seq <= legacyUpTo ? `msg_${settings.legacy_instance}_${seq}` : `${prefix}${seq}`;
-  /**
-   * Rows with their webhook-id. Set on the row, not spread into a copy: node:sqlite's rows are
-   * dictionary objects, which a spread copies slowly.
-   */
-  const withIds = <R extends { seq: bigint }>(rows: R[]): (R & { id: string })[] =>
-    rows.map((row) => {
-      const withId = row as R & { id: string };
-      withId.id = webhookId(row.seq);
-      return withId;
-    });
-  return {
-    instanceOf,
-    webhookId,
-    withIds,
-    anyEnabled: () => enabled.get() !== undefined,
-    anyReceivingDeletions: () => deletionsReceived.get() !== undefined,
-    // Positional: binding by name cost twice as much per create (measured).
-    announce: prepare(
-      'INSERT INTO webhook_events (plant_id, name, tag, created_at, traceparent) VALUES (?, ?, ?, ?, ?)',
-    ),
-    announceDeletion: prepare(
-      `INSERT INTO webhook_events (type, plant_id, name, tag, created_at, traceparent)
-       VALUES ('plantDeleted', ?, ?, ?, ?, ?)`,
-    ),
-    /** The last event of the next `limit` up to `last` to fan out, or null when there is none. */
-    fanOutBound: prepare(
-      'SELECT max(seq) AS upTo FROM (SELECT seq FROM webhook_events WHERE seq <= :last ORDER BY seq LIMIT :limit + 0)',
-      true,
-    ),
-    lastEvent: prepare('SELECT max(seq) AS seq FROM webhook_events', true),
-    eventUpTo: prepare('SELECT 1 FROM webhook_events WHERE seq <= ? LIMIT 1'),
-    enabledCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE enabled = 1'),
-    // An endpoint receives the events of its types announced since it was registered.
-    fanOut: prepare(
-      `INSERT INTO webhook_deliveries (endpoint_id, type, plant_id, name, tag, next_attempt_at, created_at, traceparent)
-       SELECT ep.id, e.type, e.plant_id, e.name, e.tag, e.created_at, e.created_at, e.traceparent
-       FROM webhook_events e JOIN webhook_endpoints ep ON ep.enabled = 1 AND ep.created_at <= e.created_at
-         AND ',' || ep.event_types || ',' LIKE '%,' || e.type || ',%'
-       WHERE e.seq <= :upTo
-       ORDER BY e.seq, ep.created_at, ep.id`,
-    ),
-    fannedOut: prepare('DELETE FROM webhook_events WHERE seq <= :upTo'),
-    eventBacklog: prepare(
-      `SELECT (SELECT count(*) FROM webhook_events) * (SELECT count(*) FROM webhook_endpoints WHERE enabled = 1) AS pending,
-              (SELECT created_at FROM webhook_events ORDER BY seq LIMIT 1) AS oldest`,
-    ),
-    // An endpoint of the owner that has the URL already: nothing is inserted (the unique index).
-    createEndpoint: prepare(
-      `INSERT INTO webhook_endpoints (id, url, description, event_types, payload_format, rate_limit, secret, created_at, owner)
-       SELECT :id, :url, :description, :eventTypes, :payloadFormat, :rateLimit, :secret, :now, :owner
-       WHERE (SELECT count(*) FROM webhook_endpoints WHERE owner = :owner) < :perOwner
-         AND (SELECT count(*) FROM webhook_endpoints) < :total
-       ON CONFLICT DO NOTHING`,
-    ),
-    ownedCount: prepare('SELECT count(*) AS count FROM webhook_endpoints WHERE owner = ?'),
-    urlHolder: prepare('SELECT id FROM webhook_endpoints WHERE owner = ? AND url = ? AND duplicate_url = 0'),
-    // Enabling a disabled endpoint forgets why it was disabled and its failing streak, so that its
-    // pending deliveries are claimed again and auto-disable counts afresh. The right-hand sides
-    // read the row as it was.
-    updateEndpoint: prepare(
-      `UPDATE OR IGNORE webhook_endpoints SET
-         url = coalesce(:url, url),
-         duplicate_url = CASE WHEN :url IS NULL THEN duplicate_url ELSE 0 END,
-         description = CASE WHEN :setDescription = 1 THEN :description ELSE description END,
-         enabled = coalesce(:enabled, enabled),
-         event_types = coalesce(:eventTypes, event_types),
-         payload_format = coalesce(:payloadFormat, payload_format),
-         rate_limit = CASE WHEN :setRate = 1 THEN :rateLimit ELSE rate_limit END,
-         rate_tat = CASE WHEN :setRate = 1 THEN :rateTat ELSE rate_tat END,
-         disabled_reason = CASE
-           WHEN :enabled = 1 THEN NULL
-           WHEN :enabled = 0 AND enabled = 1 THEN :disabledReason
-           ELSE disabled_reason END,
-         failing_since = CASE WHEN :enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END
-       WHERE id = :id`,
-    ),
-    secretsOf: prepare('SELECT secret, previous_secrets FROM webhook_endpoints WHERE id = ?'),
-    rotateSecret: prepare('UPDATE webhook_endpoints SET previous_secrets = :previous, secret = :secret WHERE id = :id'),
-    requeueFailed: prepare(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, finished_at = NULL
-       WHERE seq IN (
-         SELECT seq FROM webhook_deliveries
-         WHERE endpoint_id = :id AND status = 'failed' AND created_at >= :since
-         ORDER BY created_at LIMIT :limit + 0
-       ) AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
-    ),
-    // Leased deliveries are due at their lease's end: the lease keeps them out.
-    expediteRetries: prepare(
-      `UPDATE webhook_deliveries SET next_attempt_at = :now
-       WHERE seq IN (
-         SELECT seq FROM webhook_deliveries
-         WHERE endpoint_id = :id AND status = 'pending' AND next_attempt_at > :now AND attempts >= 2
-           AND (lease_until IS NULL OR lease_until <= :now)
-         ORDER BY next_attempt_at LIMIT :limit + 0
-       )`,
-    ),
-    retryDelivery: prepare(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = :now, delivered_at = NULL, finished_at = NULL
-       WHERE seq = :seq AND endpoint_id = :id
-         AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = :id AND enabled = 1)`,
-    ),
-    endpointSecrets: prepare(
-      `SELECT id, secret, (SELECT json_group_array(value ->> 0) FROM json_each(previous_secrets)) AS previous_secrets
-       FROM webhook_endpoints ORDER BY id`,
-    ),
-    signingSecrets: prepare(
-      `SELECT secret, ${livePreviousSecrets('previous_secrets')} AS previous_secrets FROM webhook_endpoints WHERE id = :id`,
-    ),
-    replaceSecret: prepare('UPDATE webhook_endpoints SET secret = :to WHERE id = :id AND secret = :from'),
-    // A secret is one JSON string of the array, written as json_quote writes it.
-    replacePreviousSecret: prepare(
-      `UPDATE webhook_endpoints SET previous_secrets = replace(previous_secrets, json_quote(:from), json_quote(:to))
-       WHERE id = :id AND instr(previous_secrets, json_quote(:from)) > 0`,
-    ),
-    listEndpoints: prepare(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`),
-    listOwnedEndpoints: prepare(
-      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE owner = ? ORDER BY created_at, id`,
-    ),
-    getEndpoint: prepare(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ?`),
-    deleteEndpoint: prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
-    deleteDeliveries: prepare(
-      'DELETE FROM webhook_deliveries WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? LIMIT ? + 0)',
-    ),
-    listDeliveries: prepare(
-      `SELECT seq, endpoint_id, type, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at, created_at
-       FROM webhook_deliveries WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ? + 0`,
-      true,
-    ),
-    rateOf: prepare('SELECT rate_limit, rate_tat FROM webhook_endpoints WHERE id = ?'),
-    claimEndpoints: prepare('SELECT id, rate_limit, rate_tat FROM webhook_endpoints WHERE enabled = 1'),
-    advanceRate: prepare('UPDATE webhook_endpoints SET rate_tat = ? WHERE id = ?'),
-    dueOf: prepare(
-      `SELECT seq, next_attempt_at AS due FROM webhook_deliveries
-       WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-       ORDER BY next_attempt_at LIMIT ? + 0`,
-      true,
-    ),
-    lease: prepare(
-      'UPDATE webhook_deliveries SET lease_until = :until, next_attempt_at = :until, lease_token = :token WHERE seq = :seq',
-    ),
-    // In the order of the protocol's ClaimedRow, after its webhook-id.
-    claimed: prepare(
-      `SELECT d.seq, d.endpoint_id, e.url, e.secret, ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
-              d.plant_id, d.name, d.tag, d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
-       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq`,
-      true,
-      true,
-    ),
-    record: prepare(
-      `UPDATE webhook_deliveries SET
-         status = CASE :outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
-         attempts = attempts + 1, last_status = :status, last_error = :error, next_attempt_at = :next,
-         delivered_at = CASE :outcome WHEN 'delivered' THEN :now END,
-         finished_at = CASE :outcome WHEN 'retry' THEN NULL ELSE :now END, lease_until = NULL, lease_token = NULL
-       WHERE seq = :seq AND lease_token = :token AND status = 'pending'`,
-    ),
-    disableForDeletion: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
-    disable: prepare(
-      `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = :reason
-       WHERE id = :id AND enabled = 1 AND (:since IS NULL OR failing_since <= :since)`,
-    ),
-    // Written only when the streak starts or ends, not at every attempt.
-    streakEnds: prepare('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL'),
-    streakStarts: prepare('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL'),
-    pruneFinished: prepare(
-      `DELETE FROM webhook_deliveries WHERE seq IN (
-         SELECT seq FROM webhook_deliveries WHERE finished_at < ? ORDER BY finished_at LIMIT ? + 0
-       )`,
-    ),
-    // A disabled endpoint's pending deliveries wait for it to be enabled again: not a backlog.
-    backlog: prepare(
-      `SELECT count(*) AS pending, min(d.created_at) AS oldest
-       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-       WHERE d.status = 'pending' AND e.enabled = 1`,
-    ),
-    // The same rows by endpoint, and the events still to be fanned out: each is pending for every
-    // enabled endpoint registered by then (see fanOut), the first of them its oldest.
-    backlogByEndpoint: prepare(
-      `SELECT id, min(oldest) AS oldest FROM (
-         SELECT d.endpoint_id AS id, min(d.created_at) AS oldest
-         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         WHERE d.status = 'pending' AND e.enabled = 1
-         GROUP BY d.endpoint_id
-         UNION ALL
-         SELECT e.id, (SELECT ev.created_at FROM webhook_events ev WHERE ev.created_at >= e.created_at ORDER BY ev.seq LIMIT 1)
-         FROM webhook_endpoints e WHERE e.enabled = 1
-       ) WHERE oldest IS NOT NULL GROUP BY id ORDER BY oldest, id LIMIT ?`,
-    ),
-  };
-};
-
-/** A claim's arguments: the time, the most to claim, the lease's end and token, the rooms (see claimDue). */
-type Claim = [now: number, limit: number, until: number, token: string, perEndpoint: number, room: (string | number)[]];
-
-type ClaimEndpoint = { id: string; rate_limit: number | null; rate_tat: number | null };
-
-/** A rate-limited endpoint during a claim: its limit, its TAT before the claim, what the claim took. */
-type Limited = { rate: number; tat: number | null; claimed: number };
-
-/**
- * Leases up to `limit` due deliveries, taking turns across the enabled endpoints: every
- * endpoint's oldest due delivery before any endpoint's second, each within its room and its rate
- * limit (whose TAT it advances in the same transaction) → the leased seqs, and in how many ms the
- * first rate-limited endpoint it left short of room has room again (null when none).
- */
-const claimFairly = (
-  { webhooks }: Thread,
-  ...[now, limit, until, token, perEndpoint, room]: Claim
-): [chosen: { seq: bigint; endpoint: string }[], roomInMs: number | null] => {
-  const listed = new Map<string, number>();
-  for (let index = 0; index < room.length; index += 2) listed.set(room[index] as string, room[index + 1] as number);
-  const candidates: { seq: bigint; due: bigint; turn: number; endpoint: string }[] = [];
-  const limited = new Map<string, Limited>();
-  for (const { id, rate_limit: rate, rate_tat: tat } of webhooks.claimEndpoints.all() as ClaimEndpoint[]) {
-    let most = listed.get(id) ?? perEndpoint;
-    if (rate !== null) {
-      limited.set(id, { rate, tat, claimed: 0 });
-      most = Math.min(most, rateRoom(now, tat, rate));
-    }
-    if (most <= 0) continue;
-    const due = webhooks.dueOf.all(id, now, Math.min(most, limit)) as { seq: bigint; due: bigint }[];
-    for (const [turn, row] of due.entries()) candidates.push({ seq: row.seq, due: row.due, turn, endpoint: id });
-  }
-  candidates.sort((a, b) => a.turn - b.turn || (a.due < b.due ? -1 : a.due > b.due ? 1 : 0));
-  const chosen = candidates.slice(0, limit);
-  for (const { seq, endpoint } of chosen) {
-    webhooks.lease.run({ seq, until, token });
-    const rated = limited.get(endpoint);
-    if (rated !== undefined) rated.claimed += 1;
-  }
-  let soonest: number | null = null;
-  for (const [id, { rate, tat, claimed }] of limited) {
-    const advanced = claimed === 0 ? tat : advancedTat(now, tat, rate, claimed);
-    if (claimed > 0) webhooks.advanceRate.run(advanced, id);
-    const wait = advanced === null ? undefined : roomInMs(now, advanced, rate);
-    if (wait !== undefined && (soonest === null || wait < soonest)) soonest = wait;
-  }
-  return [chosen, soonest];
-};
-
-/**
- * Turns up to `limit` events (up to the event `last`) into deliveries, oldest first, and never
- * more than FAN_OUT_ROWS deliveries at once.
- */
-const fanOut = (thread: Thread, limit: number, last = BigInt(Number.MAX_SAFE_INTEGER)): boolean => {
-  const { webhooks } = thread;
-  const { count } = webhooks.enabledCount.get() as { count: number };
-  const events = Math.max(1, Math.min(limit, Math.floor(FAN_OUT_ROWS / Math.max(1, count))));
-  const { upTo } = webhooks.fanOutBound.get({ limit: events, last }) as { upTo: bigint | null };
-  if (upTo === null) return false;
-  thread.beginWrite();
-  webhooks.fanOut.run({ upTo });
-  webhooks.fannedOut.run({ upTo });
-  return true;
-};
-
 /** The writes of the webhook operations that do not change endpoints: outbox or secrets. */
-const write = { writes: true, outbox: false } as const;
-/** The outbox's own work, in its lane (see `SqlitePlantStore`). */
-const outboxWrite = { writes: true, outbox: true } as const;
-const read = { writes: false, outbox: false } as const;
+const write = { writes: true, outbox: false, announces: false } as const;
+/** The outbox's own work, in its lane (see `DatabaseThread`). */
+const outboxWrite = { writes: true, outbox: true, announces: false } as const;
+const read = { writes: false, outbox: false, announces: false } as const;
+/** The outbox's reads (metrics), in its lane. */
+const outboxRead = { writes: false, outbox: true, announces: false } as const;
 
 /** A write that changes endpoints: whether a create announces is read again after its batch. */
 const changingEndpoints = (thread: Thread): void => {
@@ -447,37 +164,8 @@ export const webhookOperations = {
       if (holder !== undefined) return [holder.id];
       return (webhooks.ownedCount.get(owner) as { count: number }).count >= perOwner ? 'owner' : 'total';
     },
-    decode: (
-      {
-        id,
-        url,
-        description,
-        eventTypes,
-        payloadFormat,
-        rateLimit,
-        owner,
-      }: {
-        id: string;
-        url: string;
-        description: string | undefined;
-        eventTypes: WebhookEventType[];
-        payloadFormat: WebhookPayloadFormat;
-        rateLimit: number | undefined;
-        owner: string;
-      },
-      result,
-    ): CreateEndpointOutcome => {
-      if (typeof result === 'number') {
-        return {
-          outcome: 'created',
-          endpoint: registeredEndpoint(
-            { id, url, description, rateLimit, owner },
-            eventTypes,
-            payloadFormat,
-            new Date(result),
-          ),
-        };
-      }
+    decode: (registered: RegisteredFields, result): CreateEndpointOutcome => {
+      if (typeof result === 'number') return registeredEndpoint(registered, new Date(result));
       if (result === 'owner') return { outcome: 'too-many' };
       if (result === 'total') return { outcome: 'too-many-in-all' };
       return { outcome: 'url-taken', holder: result[0] };
@@ -684,7 +372,7 @@ export const webhookOperations = {
   }),
   /**
    * → claimed delivery rows, and in how many ms a rate-limited endpoint left short of room has room
-   * again (or null); `room` is [endpoint id, most to claim of it, …], `perEndpoint` for the others.
+   * again (or null); `room` holds [endpoint id, most to claim of it] pairs, `perEndpoint` is for the others.
    */
   claimDue: operation({
     ...outboxWrite,
@@ -715,31 +403,16 @@ export const webhookOperations = {
       return rows.map((row) => toClaimed(row, token));
     },
   }),
-  /**
-   * `records` is [seq, lease token, outcome, status | null, error | null, next attempt (ms) | null,
-   * endpoint id, …] → whether each lease held, in order (then its endpoint's failing streak starts
-   * or ends).
-   */
+  /** → whether each attempt's lease held, in order (then its endpoint's failing streak starts or ends). */
   recordAttempts: operation({
     ...outboxWrite,
     arity: 2,
-    run: (thread: Thread, now: number, records: unknown[]): boolean[] => {
+    run: (thread: Thread, now: number, records: AttemptRecord[]): boolean[] => {
       thread.beginWrite();
       const { webhooks } = thread;
       const held: boolean[] = [];
-      for (let index = 0; index < records.length; index += 7) {
-        const outcome = records[index + 2] as string;
-        const endpoint = records[index + 6] as string;
-        const recorded =
-          webhooks.record.run({
-            seq: records[index] as bigint,
-            token: records[index + 1] as string,
-            outcome,
-            status: records[index + 3] as number | null,
-            error: records[index + 4] as string | null,
-            next: records[index + 5] as number | null,
-            now,
-          }).changes === 1;
+      for (const [seq, token, outcome, status, error, next, endpoint] of records) {
+        const recorded = webhooks.record.run({ seq, token, outcome, status, error, next, now }).changes === 1;
         if (recorded) {
           if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
           else webhooks.streakStarts.run(now, endpoint);
@@ -751,8 +424,7 @@ export const webhookOperations = {
   }),
   /** → [pending count, oldest created_at (ms) | null]. */
   backlog: operation({
-    writes: false,
-    outbox: true,
+    ...outboxRead,
     arity: 0,
     run: ({ webhooks }: Thread): [pending: number, oldest: number | null] => {
       type Backlog = { pending: number | bigint; oldest: number | bigint | null };
@@ -770,8 +442,7 @@ export const webhookOperations = {
   }),
   /** → [endpoint id, oldest pending created_at (ms), …], the oldest first, at most `limit` endpoints. */
   backlogByEndpoint: operation({
-    writes: false,
-    outbox: true,
+    ...outboxRead,
     arity: 1,
     run: ({ webhooks }: Thread, limit: number): (string | number)[] =>
       (webhooks.backlogByEndpoint.all(limit) as { id: string; oldest: number | bigint }[]).flatMap(({ id, oldest }) => [

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { stringifyExactJson, WEBHOOK_EVENT_TYPE_HEADER, webhookEventBody } from '@org/plant-contract';
+import { WEBHOOK_EVENT_TYPE_HEADER, webhookEventJson } from '@org/plant-contract';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from '../../clock.ts';
 import type { WebhookConfig } from '../../config.ts';
@@ -247,9 +247,9 @@ export const startWebhookDelivery = ({
 
   /** Attempts, POSTs and records one delivery; tells `windows` what the receiver's answer says of it. */
   const attempt = async (delivery: ClaimedDelivery, started: Attempt): Promise<void> => {
-    const { type, payloadFormat, plant, createdAt } = delivery;
+    const { type, payloadFormat, data, createdAt } = delivery;
     // Timestamped when the event was announced: every attempt carries the same body.
-    const body = stringifyExactJson(webhookEventBody(type, payloadFormat, plant, createdAt));
+    const body = webhookEventJson(type, payloadFormat, data, createdAt);
     // The new secret, and those rotated out while their grace lasts: receivers switch without a gap.
     const keys = [delivery.secret, ...(delivery.previousSecrets ?? [])].map((stored) =>
       signingKey(delivery.endpointId, stored),
@@ -298,7 +298,7 @@ export const startWebhookDelivery = ({
     const fields = {
       deliveryId: delivery.id,
       endpointId: delivery.endpointId,
-      plantId: delivery.plant.id.toString(),
+      plantId: delivery.plantId.toString(),
       attempt: delivery.attempts + 1,
       outcome: recorded,
       ...('status' in result && result.status !== undefined && { status: result.status }),

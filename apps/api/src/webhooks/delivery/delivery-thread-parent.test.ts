@@ -1,13 +1,14 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { manualClock } from '../../../test/support/manual-clock.ts';
-import { startTestServer, TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { until } from '../../../test/support/until.ts';
-import { startWebhookReceiver } from '../../../test/support/webhook-receiver.ts';
-import { registerEndpoint } from '../../../test/support/webhook-service.ts';
+import { postPlant } from '#test/http-request';
+import { manualClock } from '#test/manual-clock';
+import { startTestServer, TEST_TOKEN } from '#test/test-server';
+import { until } from '#test/until';
+import { startWebhookReceiver } from '#test/webhook-receiver';
+import { registerEndpoint } from '#test/webhook-service';
 import { loadConfig } from '../../config.ts';
-import { RESTART_DELAY_MS, type SqlitePlantStore } from '../../store/sqlite/sqlite-store.ts';
+import { RESTART_DELAY_MS } from '../../store/sqlite/database-thread.ts';
+import type { SqlitePlantStore } from '../../store/sqlite/sqlite-store.ts';
 import { startDeliveryThread } from './delivery-thread-parent.ts';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { manualClock } from '../../../test/support/manual-clock.ts';
+import { manualClock } from '#test/manual-clock';
 import {
   type Attempt,
   createEndpointWindows,

@@ -1,18 +1,13 @@
 import { pbkdf2 } from 'node:crypto';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { expectError } from '../../../test/support/expect-error.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { startSilentNameServer } from '../../../test/support/silent-name-server.ts';
-import { makeDataDir, startTestServer, TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  callApi,
-  listDeliveries,
-  registerEndpoint,
-  startWebhookService,
-} from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { expectError } from '#test/expect-error';
+import { postPlant } from '#test/http-request';
+import { startSilentNameServer } from '#test/silent-name-server';
+import { makeDataDir, startTestServer, TEST_TOKEN } from '#test/test-server';
+import { until } from '#test/until';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '#test/webhook-service';
 import { createHostResolver } from '../targets/host-resolver.ts';
 
 const defer = deferCleanups();

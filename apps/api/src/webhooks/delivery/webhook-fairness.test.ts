@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { percentile, sendSteadily } from '../../../test/support/steady-sends.ts';
-import { TEST_TOKEN } from '../../../test/support/test-server.ts';
-import type { ReceivedWebhook, WebhookReceiver } from '../../../test/support/webhook-receiver.ts';
-import { registerEndpoint, startWebhookService } from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { postPlant } from '#test/http-request';
+import { percentile, sendSteadily } from '#test/steady-sends';
+import { TEST_TOKEN } from '#test/test-server';
+import type { ReceivedWebhook, WebhookReceiver } from '#test/webhook-receiver';
+import { registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 const defer = deferCleanups();
 const receiver = () => deferredReceiver(defer);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { callApi, registerEndpoint, startWebhookService } from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { callApi, registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

@@ -1,11 +1,11 @@
 import { createPlantClient } from '@org/plant-client';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups } from '../../../test/support/cleanups.ts';
-import { expectError } from '../../../test/support/expect-error.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { conformingFetch } from '../../../test/support/openapi-conformance.ts';
-import { startTestServer, TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { callApi, registerEndpoint } from '../../../test/support/webhook-service.ts';
+import { deferCleanups } from '#test/cleanups';
+import { expectError } from '#test/expect-error';
+import { postPlant } from '#test/http-request';
+import { conformingFetch } from '#test/openapi-conformance';
+import { startTestServer, TEST_TOKEN } from '#test/test-server';
+import { callApi, registerEndpoint } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { createPlantClient } from '@org/plant-client';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_TTL_MS, WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { describe, expect, it, vi } from 'vitest';
-import { deferCleanups } from '../../../test/support/cleanups.ts';
-import { expectError } from '../../../test/support/expect-error.ts';
-import { makeDataDir, startTestServer, TEST_TOKEN, type TestAppOptions } from '../../../test/support/test-server.ts';
-import { startWebhookReceiver } from '../../../test/support/webhook-receiver.ts';
-import { callApi } from '../../../test/support/webhook-service.ts';
+import { deferCleanups } from '#test/cleanups';
+import { expectError } from '#test/expect-error';
+import { makeDataDir, startTestServer, TEST_TOKEN, type TestAppOptions } from '#test/test-server';
+import { startWebhookReceiver } from '#test/webhook-receiver';
+import { callApi } from '#test/webhook-service';
 import { sealKeptAnswers } from '../../http/idempotency-key.ts';
 import { secretBox } from '../secrets/secret-box.ts';
 

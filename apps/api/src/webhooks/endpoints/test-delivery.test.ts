@@ -5,15 +5,10 @@ import { verifyPlantWebhookEvent } from '@org/plant-client/webhooks';
 import { WEBHOOK_TESTS_PER_MINUTE } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { expectError } from '../../../test/support/expect-error.ts';
-import {
-  SCOPED_TEST_TOKEN,
-  startTestServer,
-  TEST_TOKEN,
-  type TestAppOptions,
-} from '../../../test/support/test-server.ts';
-import { callApi, listDeliveries, registerEndpoint } from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { expectError } from '#test/expect-error';
+import { SCOPED_TEST_TOKEN, startTestServer, TEST_TOKEN, type TestAppOptions } from '#test/test-server';
+import { callApi, listDeliveries, registerEndpoint } from '#test/webhook-service';
 import { type AppOptions, createApp } from '../../app.ts';
 import { staticTokens } from '../../auth/authenticator.ts';
 import { TEAM_SCOPES } from '../../auth/token-entries.ts';

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError } from '../../../test/support/expect-error.ts';
-import { startTestServer, TEST_TOKEN, type TestServer } from '../../../test/support/test-server.ts';
+import { expectError } from '#test/expect-error';
+import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
 
 let server: TestServer;
 let endpointId: string;

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  callApi,
-  listDeliveries,
-  registerEndpoint,
-  startWebhookService,
-} from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { postPlant } from '#test/http-request';
+import { TEST_TOKEN } from '#test/test-server';
+import { until } from '#test/until';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

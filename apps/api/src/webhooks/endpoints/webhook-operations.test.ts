@@ -5,17 +5,12 @@ import { verifyPlantWebhook } from '@org/plant-client/webhooks';
 import { WEBHOOK_DESCRIPTION_MAX_LENGTH } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { expectError } from '../../../test/support/expect-error.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { ON_FAKE, TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  callApi,
-  listDeliveries,
-  registerEndpoint,
-  startWebhookService,
-} from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { expectError } from '#test/expect-error';
+import { postPlant } from '#test/http-request';
+import { ON_FAKE, TEST_TOKEN } from '#test/test-server';
+import { until } from '#test/until';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '#test/webhook-service';
 import { type SecretBox, secretBox } from '../secrets/secret-box.ts';
 
 const defer = deferCleanups();

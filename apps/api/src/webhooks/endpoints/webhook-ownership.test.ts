@@ -1,9 +1,9 @@
 import { WEBHOOK_ENDPOINTS_MAX } from '@org/plant-contract';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { expectError } from '../../../test/support/expect-error.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { expectError } from '#test/expect-error';
+import { postPlant } from '#test/http-request';
 import {
   ADMIN_TEST_TOKEN,
   ON_FAKE,
@@ -13,14 +13,9 @@ import {
   TEAM_B,
   TEAM_B_TOKEN,
   TEST_TOKEN,
-} from '../../../test/support/test-server.ts';
-import { until } from '../../../test/support/until.ts';
-import {
-  callApi,
-  listDeliveries,
-  registerEndpoint,
-  startWebhookService,
-} from '../../../test/support/webhook-service.ts';
+} from '#test/test-server';
+import { until } from '#test/until';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { registerEndpoint, startWebhookService } from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { postPlant } from '#test/http-request';
+import { TEST_TOKEN } from '#test/test-server';
+import { registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import {
-  stringifyExactJson,
   WEBHOOK_EVENT_TYPE_HEADER,
   WEBHOOK_TEST_ID_PREFIX,
   type WebhookEventType,
   type WebhookTestResult,
-  webhookTestBody,
+  webhookTestJson,
   webhookTestOutcome,
 } from '@org/plant-contract';
 import type { SigningSecrets, StoredEndpoint } from '../../store/webhook-store.ts';
@@ -109,7 +108,7 @@ export const createWebhookTester = ({
     async send(endpoint, stored, type) {
       const webhookId = `${WEBHOOK_TEST_ID_PREFIX}${randomBytes(16).toString('hex')}`;
       const now = new Date();
-      const body = stringifyExactJson(webhookTestBody(type, endpoint.payloadFormat, now));
+      const body = webhookTestJson(type, endpoint.payloadFormat, now);
       const keys = [stored.secret, ...(stored.previousSecrets ?? [])].map((secret) =>
         secretKey(secrets.open(endpoint.id, secret)),
       );

@@ -1,11 +1,11 @@
 import { createPlantStoreFake } from '@org/plant-client/testing';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { sendFakeDeliveries } from '../../../test/support/fake-deliveries.ts';
-import { serveFake } from '../../../test/support/fake-server.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { callApi, registerEndpoint, startWebhookService } from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { sendFakeDeliveries } from '#test/fake-deliveries';
+import { serveFake } from '#test/fake-server';
+import { postPlant } from '#test/http-request';
+import { TEST_TOKEN } from '#test/test-server';
+import { callApi, registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

@@ -4,10 +4,10 @@ import { runInNewContext } from 'node:vm';
 import * as webhooks from '@org/plant-client/webhooks';
 import { WEBHOOK_ENDPOINT_CHANGE_FIELDS } from '@org/plant-contract';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { TEST_TOKEN } from '../../../test/support/test-server.ts';
-import { callApi, registerEndpoint, startWebhookService } from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { postPlant } from '#test/http-request';
+import { TEST_TOKEN } from '#test/test-server';
+import { callApi, registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 /**
  * What the README and docs/webhooks.md say of webhooks, held to the service: their examples run

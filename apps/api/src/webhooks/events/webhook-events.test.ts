@@ -1,16 +1,11 @@
 import { verifyPlantWebhookEvent } from '@org/plant-client/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { deferCleanups, deferredReceiver } from '../../../test/support/cleanups.ts';
-import { postPlant } from '../../../test/support/http-request.ts';
-import { TEST_TOKEN } from '../../../test/support/test-server.ts';
-import type { ReceivedWebhook } from '../../../test/support/webhook-receiver.ts';
-import {
-  callApi,
-  listDeliveries,
-  registerEndpoint,
-  startWebhookService,
-} from '../../../test/support/webhook-service.ts';
+import { deferCleanups, deferredReceiver } from '#test/cleanups';
+import { postPlant } from '#test/http-request';
+import { TEST_TOKEN } from '#test/test-server';
+import type { ReceivedWebhook } from '#test/webhook-receiver';
+import { callApi, listDeliveries, registerEndpoint, startWebhookService } from '#test/webhook-service';
 
 const defer = deferCleanups();
 

@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { startAnsweringNameServer } from '../../../test/support/answering-name-server.ts';
-import { deferCleanups } from '../../../test/support/cleanups.ts';
-import { startSilentNameServer } from '../../../test/support/silent-name-server.ts';
+import { startAnsweringNameServer } from '#test/answering-name-server';
+import { deferCleanups } from '#test/cleanups';
+import { startSilentNameServer } from '#test/silent-name-server';
 import { createHostResolver, parseHostsFile, parseResolvConf, searchOrder } from './host-resolver.ts';
 
 const defer = deferCleanups();
