@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseExactJson, stringifyExactJson } from './exact-json.ts';
 import { parsePlantJson } from './json-text.ts';
-import { NAME_MAX_LENGTH, NewPlant, TAG_MAX_LENGTH } from './schemas.ts';
-import {
-  PLANT_JSON_MAX_BYTES,
-  plantJson,
-  type StoredPlant,
-  samePlant,
-  toStoredPlant,
-  withoutId,
-} from './stored-plant.ts';
+import { NewPlant } from './schemas.ts';
+import { plantJson, type StoredPlant, samePlant, toStoredPlant, withoutId } from './stored-plant.ts';
 
 const plants: StoredPlant[] = [
   { id: 1n, name: 'Monstera' },
@@ -41,21 +34,5 @@ describe('the stored plant', () => {
     expect(samePlant({ id: 1n, name: 'A' }, { id: 1n, name: 'A', tag: 'x' })).toBe(false);
     expect(samePlant({ id: 1n, name: 'A', tag: 'x' }, { id: 1n, name: 'A', tag: 'y' })).toBe(false);
     expect(samePlant({ id: 1n, name: 'A' }, { id: 2n, name: 'A' })).toBe(false);
-  });
-});
-
-describe('PLANT_JSON_MAX_BYTES', () => {
-  it('holds the heaviest plant the schema allows, exactly: the bound is reached', () => {
-    // Four UTF-8 bytes a character in every field, and the longest id.
-    const heaviest: StoredPlant = {
-      id: -(2n ** 63n),
-      name: '🌿'.repeat(NAME_MAX_LENGTH),
-      tag: '🌵'.repeat(TAG_MAX_LENGTH),
-    };
-    expect(NewPlant.safeParse(parseExactJson(plantJson(heaviest))).success).toBe(true);
-    expect(Buffer.byteLength(plantJson(heaviest))).toBe(PLANT_JSON_MAX_BYTES);
-    // Escaped quotes weigh two bytes a character: under four.
-    const quoted: StoredPlant = { id: 1n, name: '"'.repeat(NAME_MAX_LENGTH), tag: '"'.repeat(TAG_MAX_LENGTH) };
-    expect(Buffer.byteLength(plantJson(quoted))).toBeLessThan(PLANT_JSON_MAX_BYTES);
   });
 });
