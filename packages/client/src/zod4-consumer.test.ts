@@ -98,8 +98,18 @@ const packRegistryPackages = async (destination: string) => {
     const file = join(destination, `${name.replace('@', '').replace('/', '-')}-${version}.tgz`);
     // A tarball's first directory is the package, whatever its name (npm and pnpm strip it). Files
     // of the same content are one inode in pnpm's store: stored as hard links, they would unpack empty.
-    await run('tar', ['-czhf', file, '--hard-dereference', '-C', dirname(dir), dir.slice(dirname(dir).length + 1)]);
-    return file;
+    const args = ['-czhf', file, '--hard-dereference', '-C', dirname(dir), dir.slice(dirname(dir).length + 1)];
+    // Another suite linking the same store files meanwhile changes their ctime (not their content):
+    // GNU tar then fails with "file changed as we read it". Packing again reads them settled.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await run('tar', args);
+        return file;
+      } catch (error) {
+        const changed = String((error as { stderr?: unknown }).stderr).includes('file changed as we read it');
+        if (!changed || attempt === 3) throw error;
+      }
+    }
   };
   const closure = new Map<string, string>();
   const visit = (name: string, dir: string) => {
