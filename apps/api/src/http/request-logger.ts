@@ -59,7 +59,8 @@ export const requestLogger =
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
-    res.once('close', () => {
+    // 'close' comes once per response; `on` spares the `once` wrapper's allocation and removal.
+    res.on('close', () => {
       const aborted = !res.writableFinished;
       const { statusCode } = res;
       const level = aborted ? 'warn' : statusCode >= 500 ? 'error' : statusCode >= 400 ? 'info' : 'debug';
