@@ -1,8 +1,8 @@
 /**
  * Where our API spends its time under load: runs one server of the benchmark with `--cpu-prof`,
  * loads it with wrk as `pnpm bench` does, stops it, and prints self and total time by package,
- * file and function. With --cold, profiles a cold start (spawn to the first 200) instead.
- * The .cpuprofile is kept for Chrome DevTools or speedscope.
+ * file and function, for each of its threads (HTTP, SQLite, delivery). With --cold, profiles a cold
+ * start (spawn to the first 200) instead. The .cpuprofile files are kept for Chrome DevTools or speedscope.
  *
  *   pnpm --filter @org/plant-bench profile [--server c] [--duration 10] [--connections 50] [--cold]
  */
@@ -40,12 +40,16 @@ const instance = await target.instance([
   `--cpu-prof-interval=${Number(values.interval)}`,
 ]);
 let server: RunningServer | undefined;
+/** The thread id in a profile's name, `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`. */
+const threadOf = (file: string): number => Number(file.split('.').at(-3));
 try {
   if (values.cold) {
     const ms = await measureColdStart(instance.command, { headers: BENCH_HEADERS, body: plantBody(1) });
     console.log(`(${key}) ${target.name}: cold start to the first 200 in ${ms.toFixed(0)} ms under --cpu-prof`);
   } else {
     server = await startServer(instance.command, join(dir, 'server.log'));
+    // (e) subscribes its receiver here: without it, nothing would be announced or delivered.
+    await instance.prepare?.(server.url);
     const result = await runWrk({
       url: server.url,
       token: BENCH_TOKEN,
@@ -60,11 +64,17 @@ try {
       `(${key}) ${target.name} under --cpu-prof: ${reqPerSec.toFixed(0)} req/s, p99 ${(result.p99Us / 1000).toFixed(2)} ms, ${result.non2xx} non-2xx`,
     );
   }
-  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
-  if (!file) throw new Error(`no .cpuprofile was written in ${dir}`);
-  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-  console.log(formatSummary(summarizeProfile(profile, REPO_ROOT, Number(values.top))));
-  console.log(`\nprofile: ${join(dir, file)} (open in Chrome DevTools › Performance, or speedscope)`);
+  // One profile per thread: the HTTP thread's first (thread 0), then the SQLite and delivery threads.
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .sort((a, b) => threadOf(a) - threadOf(b));
+  if (files.length === 0) throw new Error(`no .cpuprofile was written in ${dir}`);
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    console.log(`\n== thread ${threadOf(file)}${threadOf(file) === 0 ? ' (HTTP)' : ''}: ${file}\n`);
+    console.log(formatSummary(summarizeProfile(profile, REPO_ROOT, Number(values.top))));
+  }
+  console.log(`\nprofiles: ${dir} (open in Chrome DevTools › Performance, or speedscope)`);
 } finally {
   await server?.stop();
   await instance.cleanup();

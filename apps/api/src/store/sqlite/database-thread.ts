@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { Clock } from '../../clock.ts';
+import { threadFlags } from '../../ops/thread-flags.ts';
 import type { StoreSpan } from '../../ops/tracing-hooks.ts';
 import { StoreUnavailableError } from '../plant-store.ts';
 import {
@@ -218,9 +219,7 @@ export class DatabaseThread {
   static async #startThread(workerData: ThreadData): Promise<Worker> {
     const thread = new Worker(THREAD_URL, {
       name: 'plant-sqlite',
-      // The thread runs one known module: inherited flags such as --input-type (from `node --eval`)
-      // would break its start, and --import preloads would only slow it.
-      execArgv: [],
+      execArgv: threadFlags(),
       // The thread holds a batch at a time (see THREAD_HEAP_MB); V8's default heap would grow to
       // tens of MiB under load.
       resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: THREAD_HEAP_MB },

@@ -18,7 +18,8 @@ export const plantStatements = (db: DatabaseSync) => {
   };
   // A row is listed while the rows before the one before it hold fewer than :maxBytes of JSON text
   // (see ListOptions.maxBytes): the bytes are counted here, so no more than that crosses to the
-  // store's thread. The window runs over the `limit` rows of the inner query only.
+  // store's thread. The window runs over the `limit` rows of the inner query only. `(:tag || '')` is
+  // the tag, written so that SQLite does not plan the statement again at every run (see webhook-statements.ts).
   const listing = (where: string) =>
     pluck(
       `SELECT json FROM (
@@ -33,8 +34,8 @@ export const plantStatements = (db: DatabaseSync) => {
     removeReturning: pluck('DELETE FROM plants WHERE id = ? RETURNING json'),
     /** Listing statements by [has cursor][has tag]. */
     lists: [
-      [listing(''), listing('WHERE tag = :tag')],
-      [listing('WHERE id > :after'), listing('WHERE tag = :tag AND id > :after')],
+      [listing(''), listing("WHERE tag = (:tag || '')")],
+      [listing('WHERE id > :after'), listing("WHERE tag = (:tag || '') AND id > :after")],
     ] as const,
   };
 };

@@ -6,6 +6,7 @@ import { type MessagePort, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Metrics } from '../../ops/metrics.ts';
+import { threadFlags } from '../../ops/thread-flags.ts';
 import type { PlantStore } from '../../store/plant-store.ts';
 import { SqlitePlantStore } from '../../store/sqlite/sqlite-store.ts';
 import type { WebhookDelivery } from './delivery-loop.ts';
@@ -65,8 +66,7 @@ export const startDeliveryThread = async ({
 
   const thread = new Worker(THREAD_URL, {
     name: 'plant-webhooks',
-    // The thread runs one known module: inherited flags such as --input-type would break its start.
-    execArgv: [],
+    execArgv: threadFlags(),
     workerData: data,
     transferList: transfer,
   });
