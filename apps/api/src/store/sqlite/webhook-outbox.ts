@@ -49,7 +49,7 @@ export const claimFairly = (
   candidates.sort((a, b) => a.turn - b.turn || (a.due < b.due ? -1 : a.due > b.due ? 1 : 0));
   const chosen = candidates.slice(0, limit);
   for (const { seq, endpoint } of chosen) {
-    webhooks.lease.run({ seq, until, token });
+    webhooks.lease.run(seq, until, token);
     const rated = limited.get(endpoint);
     if (rated !== undefined) rated.claimed += 1;
   }

@@ -18,11 +18,11 @@ import { ENDPOINT_COLUMNS } from '../store-shared.ts';
  */
 
 /**
- * The secrets rotated out whose grace lasts at :now, newest first, as a JSON array; null when there
- * is none (read at no cost for an endpoint never rotated).
+ * The secrets rotated out whose grace lasts at `now` (a parameter), newest first, as a JSON array;
+ * null when there is none (read at no cost for an endpoint never rotated).
  */
-const livePreviousSecrets = (column: string) => `CASE WHEN ${column} IS NOT NULL THEN
-  nullif((SELECT json_group_array(value ->> 0) FROM json_each(${column}) WHERE value ->> 1 > :now), '[]') END`;
+const livePreviousSecrets = (column: string, now: string) => `CASE WHEN ${column} IS NOT NULL THEN
+  nullif((SELECT json_group_array(value ->> 0) FROM json_each(${column}) WHERE value ->> 1 > ${now}), '[]') END`;
 
 /** The webhook statements: endpoints, and the outbox of deliveries. */
 export const webhookStatements = (db: DatabaseSync) => {
@@ -151,7 +151,7 @@ export const webhookStatements = (db: DatabaseSync) => {
        FROM webhook_endpoints ORDER BY id`,
     ),
     signingSecrets: prepare(
-      `SELECT secret, ${livePreviousSecrets('previous_secrets')} AS previous_secrets FROM webhook_endpoints WHERE id = :id`,
+      `SELECT secret, ${livePreviousSecrets('previous_secrets', ':now')} AS previous_secrets FROM webhook_endpoints WHERE id = :id`,
     ),
     replaceSecret: prepare('UPDATE webhook_endpoints SET secret = :to WHERE id = :id AND secret = :from'),
     // A secret is one JSON string of the array, written as json_quote writes it.
@@ -182,24 +182,28 @@ export const webhookStatements = (db: DatabaseSync) => {
        ORDER BY next_attempt_at LIMIT ? + 0`,
       true,
     ),
+    // The statements each delivery runs bind by position (numbered where one is used twice):
+    // binding by name looks every name up in the statement, each run.
+    /** ?1 seq, ?2 until, ?3 token. */
     lease: prepare(
-      'UPDATE webhook_deliveries SET lease_until = :until, next_attempt_at = :until, lease_token = :token WHERE seq = :seq',
+      'UPDATE webhook_deliveries SET lease_until = ?2, next_attempt_at = ?2, lease_token = ?3 WHERE seq = ?1',
     ),
-    // In the order of the protocol's ClaimedRow, after its webhook-id.
+    /** ?1 seq, ?2 now; the columns in the order of the protocol's ClaimedRow, after its webhook-id. */
     claimed: prepare(
-      `SELECT d.seq, d.endpoint_id, e.url, e.secret, ${livePreviousSecrets('e.previous_secrets')} AS previous_secrets,
+      `SELECT d.seq, d.endpoint_id, e.url, e.secret, ${livePreviousSecrets('e.previous_secrets', '?2')} AS previous_secrets,
               d.plant_id, d.data, d.attempts, d.created_at, d.traceparent, d.type, e.payload_format
-       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = :seq + 0`,
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.seq = ?1 + 0`,
       true,
       true,
     ),
+    /** ?1 seq, ?2 token, ?3 outcome, ?4 status, ?5 error, ?6 next, ?7 now. */
     record: prepare(
       `UPDATE webhook_deliveries SET
-         status = CASE :outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
-         attempts = attempts + 1, last_status = :status, last_error = :error, next_attempt_at = :next,
-         delivered_at = CASE :outcome WHEN 'delivered' THEN :now END,
-         finished_at = CASE :outcome WHEN 'retry' THEN NULL ELSE :now END, lease_until = NULL, lease_token = NULL
-       WHERE seq = :seq AND lease_token = :token AND status = 'pending'`,
+         status = CASE ?3 WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
+         attempts = attempts + 1, last_status = ?4, last_error = ?5, next_attempt_at = ?6,
+         delivered_at = CASE ?3 WHEN 'delivered' THEN ?7 END,
+         finished_at = CASE ?3 WHEN 'retry' THEN NULL ELSE ?7 END, lease_until = NULL, lease_token = NULL
+       WHERE seq = ?1 AND lease_token = ?2 AND status = 'pending'`,
     ),
     disableForDeletion: prepare('UPDATE webhook_endpoints SET enabled = 0 WHERE id = ?'),
     disable: prepare(

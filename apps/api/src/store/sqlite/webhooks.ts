@@ -387,7 +387,7 @@ export const webhookOperations = {
       const rows: ClaimedRow[] = [];
       const [chosen, roomInMs] = claimFairly(thread, ...claim);
       for (const { seq } of chosen) {
-        const row = webhooks.claimed.get({ seq, now }) as unknown as ClaimedRow | undefined;
+        const row = webhooks.claimed.get(seq, now) as unknown as ClaimedRow | undefined;
         if (row === undefined) continue;
         // The webhook-id first, as ClaimedRow has it.
         row.unshift(webhooks.webhookId(seq));
@@ -412,7 +412,7 @@ export const webhookOperations = {
       const { webhooks } = thread;
       const held: boolean[] = [];
       for (const [seq, token, outcome, status, error, next, endpoint] of records) {
-        const recorded = webhooks.record.run({ seq, token, outcome, status, error, next, now }).changes === 1;
+        const recorded = webhooks.record.run(seq, token, outcome, status, error, next, now).changes === 1;
         if (recorded) {
           if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
           else webhooks.streakStarts.run(now, endpoint);
