@@ -13,7 +13,7 @@
  * `--in-flight` sets how many connections load it at once: what a request costs with thousands of
  * others alive (garbage collection, per-connection work) shows here without the machine's noise.
  *
- *   pnpm --filter @org/plant-bench instructions [--server b,c] [--requests 2000] [--in-flight 10] [--keep]
+ *   pnpm --filter @org/plant-bench instructions [--server b,c] [--requests 2000] [--in-flight 10] [--keep] [--threads]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -32,6 +32,8 @@ const { values } = parseArgs({
     'in-flight': { type: 'string', default: '10' },
     // Keeps callgrind's output (and prints where) for callgrind_annotate.
     keep: { type: 'boolean', default: false },
+    // Prints each thread's share: which of the SQLite, delivery and V8 helper threads a change moved.
+    threads: { type: 'boolean', default: false },
   },
 });
 const keys = (values.server ?? '').split(',') as ServerKey[];
@@ -116,9 +118,16 @@ for (const target of createTargets(postgres).filter((candidate) => keys.includes
     if (!file) throw new Error(`callgrind wrote no dump of the main thread in ${dir}`);
     // Every thread's part of that dump is written with it.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const others = readdirSync(dir)
-      .filter((name) => /\.1-\d+$/.test(name) && name !== file)
-      .reduce((sum, name) => sum + totalInstructions(join(dir, name)), 0);
+    const otherFiles = readdirSync(dir).filter((name) => /\.1-\d+$/.test(name) && name !== file);
+    const others = otherFiles.reduce((sum, name) => sum + totalInstructions(join(dir, name)), 0);
+    if (values.threads) {
+      // Callgrind numbers threads in the order they started: the HTTP thread is 1, V8's helpers
+      // follow, then the SQLite thread and, once a plant was announced, the delivery thread.
+      for (const name of otherFiles.sort()) {
+        const perRequest = totalInstructions(join(dir, name)) / count;
+        if (perRequest >= 1) console.log(`    thread ${Number(name.split('-').at(-1))}: ${format(perRequest)}`);
+      }
+    }
     const main = totalInstructions(join(dir, file)) / count;
     counted.set(target.key, { main, others: others / count });
     console.log(
