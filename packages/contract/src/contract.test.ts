@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { type AppRoute, type AppRouter, isAppRoute } from '@ts-rest/core';
 import { describe, expect, it } from 'vitest';
 import { contract, SCOPES } from './contract.ts';
@@ -67,11 +67,22 @@ describe('README.md, of the schemas', () => {
   });
 });
 
+/**
+ * The repository's root: the nearest directory above holding pnpm-workspace.yaml. Not a fixed
+ * number of levels up: the mutation run (Stryker) runs these tests from a copy of the package
+ * inside the package's own directory.
+ */
+const repositoryRoot = (from: string): string => {
+  const parent = dirname(from);
+  if (parent === from) throw new Error('No pnpm-workspace.yaml above the tests.');
+  return existsSync(join(from, 'pnpm-workspace.yaml')) ? from : repositoryRoot(parent);
+};
+
 describe("the repository's README.md", () => {
   // A newcomer reads the root README's route table first: it must name every route, its success
   // status and the scope a JWT needs, and nothing the contract does not have.
   it('lists every route of the contract with its success status and scope, and no other', () => {
-    const rows = tableRows(join(import.meta.dirname, '..', '..', '..', 'README.md'), /^`[A-Z]+ \/\S*`$/);
+    const rows = tableRows(join(repositoryRoot(import.meta.dirname), 'README.md'), /^`[A-Z]+ \/\S*`$/);
     const summary = ([method, , success, scope]: string[]) => [method, success, scope];
     expect(rows.map(summary)).toStrictEqual(
       routesOf(contract).map(([, route]) => [
