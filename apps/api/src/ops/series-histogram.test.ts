@@ -73,10 +73,15 @@ describe('SeriesHistogram', () => {
     expect(() => histogram.series('GET', '200', 'extra')).toThrow(/takes 2 label values, got 3/);
   });
 
-  it('forgets every series when the registry resets its metrics', async () => {
+  it('writes no series after the registry resets its metrics, until a series kept is observed again', async () => {
     const { ours, histogram } = both(observations);
+    const kept = histogram.series('GET', '404');
     ours.resetMetrics();
     expect(histogram.counts()).toEqual([]);
     expect(await ours.metrics()).toBe('# HELP work_seconds Time spent working.\n# TYPE work_seconds histogram\n');
+    kept.observe(0.02);
+    expect(histogram.counts()).toEqual([{ labels: { method: 'GET', status: '404' }, count: 1 }]);
+    expect(await ours.metrics()).toContain('work_seconds_bucket{le="0.01",method="GET",status="404"} 0');
+    expect(await ours.metrics()).toContain('work_seconds_bucket{le="0.1",method="GET",status="404"} 1');
   });
 });

@@ -44,8 +44,8 @@ export class SeriesHistogram {
   readonly #labelNames: readonly string[];
   readonly #bounds: readonly number[];
   /** Nested maps, one level per label name; the last level holds the series. */
-  #root = new Map<string, unknown>();
-  #all: Series[] = [];
+  readonly #root = new Map<string, unknown>();
+  readonly #all: Series[] = [];
 
   constructor({ name, help, labelNames, buckets, registers }: SeriesHistogramOptions) {
     this.name = name;
@@ -96,16 +96,21 @@ export class SeriesHistogram {
     return series;
   }
 
-  /** Every series' label values and count: what a counter of the same observations would say. */
+  /** Every series observed since the last reset, with its count: what a counter would say. */
   counts(): { labels: Record<string, string>; count: number }[] {
-    return this.#all.map(({ labels, count }) => ({ labels, count }));
+    return this.#observed().map(({ labels, count }) => ({ labels, count }));
+  }
+
+  /** As prom-client, a series is written once it was observed (since the last reset). */
+  #observed(): Series[] {
+    return this.#all.filter(({ count }) => count > 0);
   }
 
   /** The series as prom-client's histograms give them to the registry to write. */
   async getForPromString() {
     const values: Value[] = [];
     const bucket = `${this.name}_bucket`;
-    for (const { labels, counts, sum, count } of this.#all) {
+    for (const { labels, counts, sum, count } of this.#observed()) {
       let cumulative = 0;
       this.#bounds.forEach((le, index) => {
         cumulative += counts[index] as number;
@@ -132,8 +137,12 @@ export class SeriesHistogram {
     };
   }
 
+  /** Zeroes every series in place: a series its caller kept goes on counting. */
   reset(): void {
-    this.#root = new Map();
-    this.#all = [];
+    for (const series of this.#all) {
+      series.counts.fill(0);
+      series.sum = 0;
+      series.count = 0;
+    }
   }
 }
