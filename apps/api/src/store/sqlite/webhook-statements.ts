@@ -14,7 +14,7 @@ import { ENDPOINT_COLUMNS } from '../store-shared.ts';
  * run) makes the statement parse and plan itself anew at its next step: a step of the delivery claim
  * cost 4.5 times as many instructions with a bare LIMIT, and `claimed` about 70,000 instructions
  * more a run, a third of a delivery's cost on this thread (callgrind). The plans are the same
- * (EXPLAIN QUERY PLAN); webhook-statements.test.ts holds each statement to being compiled once.
+ * (EXPLAIN QUERY PLAN); statements-compiled-once.test.ts holds each statement to being compiled once.
  */
 
 /**
