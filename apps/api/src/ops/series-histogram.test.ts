@@ -67,8 +67,8 @@ describe('SeriesHistogram', () => {
     expect(histogram.counts()).toHaveLength(2);
   });
 
-  it('refuses a series with the wrong number of label values', () => {
-    const { histogram } = both([]);
+  it('refuses a series with the wrong number of label values, whatever series exist', () => {
+    const { histogram } = both(observations);
     expect(() => histogram.series('GET')).toThrow(/takes 2 label values, got 1/);
     expect(() => histogram.series('GET', '200', 'extra')).toThrow(/takes 2 label values, got 3/);
   });

@@ -52,12 +52,15 @@ export class SeriesHistogram {
     this.help = help;
     this.#labelNames = labelNames;
     this.#bounds = buckets;
-    // The registry reads a metric through get() and reset() alone, which this class provides.
+    // The registry reads a metric through getForPromString(), get() and reset(), which this class provides.
     for (const registry of registers) registry.registerMetric(this as unknown as Metric);
   }
 
   /** The series of these label values, given in labelNames' order; made at its first use. */
   series(...values: string[]): HistogramSeries {
+    if (values.length !== this.#labelNames.length) {
+      throw new TypeError(`${this.name} takes ${this.#labelNames.length} label values, got ${values.length}.`);
+    }
     let level = this.#root;
     const last = values.length - 1;
     for (let index = 0; index < last; index++) {
@@ -74,9 +77,6 @@ export class SeriesHistogram {
   }
 
   #create(level: Map<string, unknown>, key: string, values: string[]): Series {
-    if (values.length !== this.#labelNames.length) {
-      throw new TypeError(`${this.name} takes ${this.#labelNames.length} label values, got ${values.length}.`);
-    }
     const bounds = this.#bounds;
     const series: Series = {
       labels: Object.fromEntries(this.#labelNames.map((name, index) => [name, values[index] as string])),
