@@ -14,13 +14,7 @@ type ExpressError = Error & { type?: string; status?: number; limit?: number; co
 
 const bodyParserMessages: Record<string, (error: ExpressError) => string> = {
   'entity.too.large': (error) => `The request body exceeds the limit of ${error.limit} bytes.`,
-  'entity.parse.failed': (error) => {
-    // V8's message quotes the input; only the position is worth passing back.
-    const position = /at position (\d+)/.exec(error.message)?.[1];
-    return `The request body is not valid JSON${position ? ` (error at position ${position})` : ''}.`;
-  },
   'encoding.unsupported': () => 'Unsupported Content-Encoding: send the body as identity, gzip or deflate.',
-  'charset.unsupported': () => 'JSON bodies must be encoded as UTF-8.',
   'request.aborted': () => 'The request was aborted before its body was complete.',
   'request.size.invalid': () => 'The request body does not match its Content-Length.',
 };
