@@ -49,6 +49,7 @@ describe('loadConfig', () => {
         retentionMs: 2_592_000_000,
         disableAfterMs: 432_000_000,
         deliver: true,
+        deliveryNice: 5,
       },
       tracing: false,
       deprecations: [],
@@ -98,6 +99,7 @@ describe('loadConfig', () => {
         PLANT_WEBHOOK_RETENTION_MS: '604800000',
         PLANT_WEBHOOK_DISABLE_AFTER_MS: '86400000',
         PLANT_WEBHOOK_DELIVERY: 'false',
+        PLANT_WEBHOOK_DELIVERY_NICE: '3',
       }).webhooks,
     ).toStrictEqual({
       timeoutMs: 2_500,
@@ -110,6 +112,7 @@ describe('loadConfig', () => {
       retentionMs: 604_800_000,
       disableAfterMs: 86_400_000,
       deliver: false,
+      deliveryNice: 3,
     });
   });
 
@@ -281,6 +284,10 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...jwt, PLANT_API_JWT_PRINCIPAL_CLAIM: 'azp' }).jwt?.principalClaim).toBe('azp');
     expect(() => loadConfig({ ...jwt, PLANT_API_JWT_PRINCIPAL_CLAIM: 'a b' })).toThrow(/PLANT_API_JWT_PRINCIPAL_CLAIM/);
     expect(loadConfig({ PLANT_WEBHOOK_ENDPOINTS_MAX: '5000' }).webhooks.endpointsMax).toBe(5000);
+    expect(loadConfig({ PLANT_WEBHOOK_DELIVERY_NICE: '0' }).webhooks.deliveryNice).toBe(0);
+    expect(loadConfig({ PLANT_WEBHOOK_DELIVERY_NICE: '19' }).webhooks.deliveryNice).toBe(19);
+    expect(() => loadConfig({ PLANT_WEBHOOK_DELIVERY_NICE: '20' })).toThrow(/PLANT_WEBHOOK_DELIVERY_NICE/);
+    expect(() => loadConfig({ PLANT_WEBHOOK_DELIVERY_NICE: '-1' })).toThrow(/PLANT_WEBHOOK_DELIVERY_NICE/);
     expect(() => loadConfig({ PLANT_WEBHOOK_ENDPOINTS_MAX: '0' })).toThrow(/PLANT_WEBHOOK_ENDPOINTS_MAX/);
   });
 

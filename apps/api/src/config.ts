@@ -230,6 +230,7 @@ export const Env = z.object({
   PLANT_WEBHOOK_DNS_TIMEOUT_MS: milliseconds(DEFAULTS.webhooks.dnsTimeoutMs, 1, 60_000),
   PLANT_WEBHOOK_ROTATION_GRACE_MS: milliseconds(DEFAULTS.webhooks.rotationGraceMs, 0, MAX_ROTATION_GRACE_MS),
   PLANT_WEBHOOK_ENDPOINTS_MAX: wholeNumber(DEFAULTS.webhooks.endpointsMax, 1, 100_000),
+  PLANT_WEBHOOK_DELIVERY_NICE: wholeNumber(DEFAULTS.webhooks.deliveryNice, 0, 19),
   PLANT_WEBHOOK_SECRETS_KEY: optional(
     z
       .string()
@@ -361,6 +362,11 @@ export type WebhookConfig = {
    * replicas, when delivery processes (`pnpm worker`, dist/worker.js) deliver instead.
    */
   deliver: boolean;
+  /**
+   * PLANT_WEBHOOK_DELIVERY_NICE: how many nice levels below the HTTP thread the delivery thread runs
+   * (0: the same priority). Only while the cores are saturated does it matter: creates then go first.
+   */
+  deliveryNice: number;
 };
 
 export type DatabaseConfig = {
@@ -519,6 +525,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv, role: Role = 'api'): Config =
       retentionMs: vars.PLANT_WEBHOOK_RETENTION_MS,
       disableAfterMs: vars.PLANT_WEBHOOK_DISABLE_AFTER_MS,
       deliver: vars.PLANT_WEBHOOK_DELIVERY ?? vars.PLANT_WEBHOOK_WORKER ?? DEFAULTS.webhooks.deliver,
+      deliveryNice: vars.PLANT_WEBHOOK_DELIVERY_NICE,
     },
     tracing: tracingRequested(vars),
     deprecations: vars.PLANT_WEBHOOK_WORKER === undefined ? [] : [WORKER_DEPRECATED],

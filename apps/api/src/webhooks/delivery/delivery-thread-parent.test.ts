@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postPlant } from '#test/http-request';
@@ -49,5 +50,32 @@ describe('the delivery thread on the embedded store', () => {
     );
     expect(bodies).toStrictEqual(new Set(['{"id":1,"name":"Monstera"}', '{"id":2,"name":"Fern"}']));
     expect(crashes).toStrictEqual([]);
+  });
+
+  it.skipIf(process.platform !== 'linux')('runs PLANT_WEBHOOK_DELIVERY_NICE levels below the HTTP thread', async () => {
+    const server = await startTestServer(undefined, { allowPrivateWebhooks: true });
+    cleanups.push(() => server.cleanup());
+    const config = loadConfig({ PLANT_API_TOKENS: TEST_TOKEN, PLANT_WEBHOOK_DELIVERY_NICE: '7' });
+    const delivery = await startDeliveryThread({
+      store: server.store,
+      config,
+      logger: pino({ enabled: false }),
+      writeLog: () => {},
+      onCrash: () => {},
+    });
+    cleanups.push(() => delivery.stop());
+    // A thread's name (comm) and nice value (stat field 19); the main thread's id is the pid.
+    const thread = (id: string) => {
+      const stat = readFileSync(`/proc/self/task/${id}/stat`, 'utf8');
+      return {
+        name: readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim(),
+        nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]),
+      };
+    };
+    const threads = readdirSync('/proc/self/task').map(thread);
+    const main = thread(String(process.pid)).nice;
+    expect(threads.filter(({ name }) => name === 'plant-webhooks').map(({ nice }) => nice)).toStrictEqual([
+      Math.min(19, main + 7),
+    ]);
   });
 });

@@ -7,6 +7,7 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
+import { lowerThreadPriority } from '../../ops/thread-priority.ts';
 import type { PlantStore } from '../../store/plant-store.ts';
 import { SqlitePlantStore } from '../../store/sqlite/sqlite-store.ts';
 import { AnnounceListeners } from '../../store/webhook-store.ts';
@@ -16,6 +17,8 @@ import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from '.
 
 const { webhooks, logLevel, database, sqlite, tracing: traced } = workerData as DeliveryThreadData;
 const port = parentPort as MessagePort;
+// Creates first on saturated cores; the OS still gives this thread its share (decision 0013).
+if (webhooks.deliveryNice > 0) lowerThreadPriority(webhooks.deliveryNice);
 const send = (message: FromDeliveryThread) => port.postMessage(message);
 
 // Lines go to the HTTP thread's writer: two writers on one stdout could interleave their chunks
