@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '#test/expect-error';
 import { httpRequest } from '#test/http-request';
 import { startTestServer, TEST_TOKEN, type TestServer } from '#test/test-server';
+import { startWebhookReceiver } from '#test/webhook-receiver';
+import { registerEndpoint } from '#test/webhook-service';
 
 /**
  * What the body reader answers before a route sees the body: media type, charset, presence and
@@ -128,5 +130,46 @@ describe('the body', () => {
     const bytes = new Uint8Array([...new TextEncoder().encode('{"id":1,"name":"'), 0xff, 0xfe, 0x22, 0x7d]);
     const message = await expectError(await post(bytes, { 'content-type': 'application/json' }), 400);
     expect(message).toBe('The request body is not valid UTF-8.');
+  });
+});
+
+describe('a body that is whitespace alone', () => {
+  it('answers 400 saying one is required, as for an empty one', async () => {
+    const message = await expectError(await post(' \n\t ', { 'content-type': 'application/json' }), 400);
+    expect(message).toBe('A JSON request body is required.');
+  });
+});
+
+describe('a route whose body may be left out (POST /webhooks/{id}/test)', () => {
+  let hooks: TestServer;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let id: string;
+  beforeAll(async () => {
+    hooks = await startTestServer(undefined, { allowPrivateWebhooks: true });
+    receiver = await startWebhookReceiver();
+    ({ id } = await registerEndpoint(hooks.url, receiver.url));
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await hooks?.cleanup();
+  });
+
+  const test = (init: RequestInit = {}) =>
+    fetch(`${hooks.url}/webhooks/${id}/test`, {
+      method: 'POST',
+      ...init,
+      headers: { authorization: `Bearer ${TEST_TOKEN}`, ...(init.headers as Record<string, string>) },
+    });
+
+  it('passes a request without a body', async () => {
+    expect((await test()).status).toBe(200);
+  });
+
+  it('reads a body that is sent, refusing one that is not JSON', async () => {
+    const message = await expectError(
+      await test({ body: '{"eventType":', headers: { 'content-type': 'application/json' } }),
+      400,
+    );
+    expect(message).toMatch(/^The request body is not valid JSON/);
   });
 });
