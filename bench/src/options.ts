@@ -38,7 +38,7 @@ export const USAGE = `pnpm bench [options]
   --client-batches N   alternating batches per mode in the client micro-benchmark (default 30)
   --client-batch-size N  requests per batch (default 200)
   --out DIR            write latest.json and latest.svg there (default bench/results)
-  --no-readme          leave bench/README.md alone
+  --no-readme          leave bench/README.md alone (as smoke runs and runs with --only do)
   --connection-levels L  the connections scenario's levels (default 50,1000,4000,10000; smoke 50,1000)
   --no-connections     skip the connections scenario
 `;
@@ -91,7 +91,7 @@ export const parseOptions = (argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     clientBatches: positive('client-batches', values['client-batches'], smoke ? 1 : 30),
     clientBatchSize: positive('client-batch-size', values['client-batch-size'], smoke ? 20 : 200),
     out: values.out,
-    readme: !smoke && values['no-readme'] !== true,
+    readme: !smoke && values.only === undefined && values['no-readme'] !== true,
     connectionLevels:
       values['no-connections'] === true
         ? []
