@@ -63,4 +63,24 @@ describe('postWebhook', () => {
     expect(requests[0]?.request.url).toBe('/');
     expect(requests[0]?.request.headers.authorization).toBeUndefined();
   });
+
+  it('judges a URL read before by the policy of each call', async () => {
+    const { port, requests } = await receiver();
+    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
+    const url = `http://127.0.0.1:${port}/judged`;
+    const refused = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: false, agents });
+    const sent = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, agents });
+    agents.http.destroy();
+    expect(refused).toStrictEqual({ error: 'Refused to connect: http: URLs are not allowed.', refused: true });
+    expect(sent).toStrictEqual({ status: 204 });
+    expect(requests.map(({ request }) => request.url)).toStrictEqual(['/judged']);
+  });
+
+  it('refuses a URL that does not parse, each time', async () => {
+    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
+    const options = { timeoutMs: 5_000, allowPrivate: true, agents };
+    const invalid = { error: 'The endpoint URL is not valid.', refused: true };
+    expect(await postWebhook('http://', '{}', {}, options)).toStrictEqual(invalid);
+    expect(await postWebhook('http://', '{}', {}, options)).toStrictEqual(invalid);
+  });
 });

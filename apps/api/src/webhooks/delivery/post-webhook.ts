@@ -63,6 +63,65 @@ const describeFailure = (error: NodeJS.ErrnoException): PostOutcome => {
   return { error: `Connection failed: ${error.code ?? error.message}.` };
 };
 
+/** What a POST needs of an endpoint URL, read once per URL (see targetOf). */
+type Target = {
+  protocol: string;
+  https: boolean;
+  /** The host as connected to: an IP literal without its brackets, or a name. */
+  host: string;
+  /** The Host header: the host and port as the URL writes them. */
+  hostHeader: string;
+  port: number | undefined;
+  path: string;
+  /** The URL's credentials as an Authorization header's value. */
+  authorization: string | undefined;
+  /** Why the host, an IP literal, is not public; undefined for a public one and for a name. */
+  literalCause: string | undefined;
+};
+
+/**
+ * Endpoint URLs read so far, null for one that does not parse: every attempt to an endpoint goes to
+ * the same URL, and parsing it again cost each delivery more than signing it. One per endpoint
+ * (PLANT_WEBHOOK_ENDPOINTS_MAX's default), 2,000 characters at most each (the contract's bound);
+ * emptied when full, so a URL that changed is not kept for ever.
+ */
+const MAX_CACHED_TARGETS = 1_000;
+const targets = new Map<string, Target | null>();
+
+const readTarget = (url: string): Target | null => {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  const host = hostOf(parsed);
+  const credentials =
+    parsed.username !== '' || parsed.password !== ''
+      ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`
+      : undefined;
+  return {
+    protocol: parsed.protocol,
+    https: parsed.protocol === 'https:',
+    host,
+    hostHeader: parsed.host,
+    port: parsed.port === '' ? undefined : Number(parsed.port),
+    path: `${parsed.pathname}${parsed.search}`,
+    authorization: credentials === undefined ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`,
+    literalCause: isIP(host) !== 0 ? nonPublicCause(host) : undefined,
+  };
+};
+
+const targetOf = (url: string): Target | null => {
+  let target = targets.get(url);
+  if (target === undefined) {
+    target = readTarget(url);
+    if (targets.size >= MAX_CACHED_TARGETS) targets.clear();
+    targets.set(url, target);
+  }
+  return target;
+};
+
 /**
  * POSTs one delivery with `headers` besides Host, Content-Type, Content-Length, User-Agent and the
  * URL's credentials (Authorization), which are added. Redirects are not followed (a 3xx is an answer
@@ -75,21 +134,18 @@ export const postWebhook = (
   { timeoutMs, allowPrivate, agents, clock = systemClock }: PostOptions,
 ): Promise<PostOutcome> =>
   new Promise((resolve) => {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
+    const target = targetOf(url);
+    if (target === null) {
       resolve({ error: 'The endpoint URL is not valid.', refused: true });
       return;
     }
-    const https = target.protocol === 'https:';
+    const { https, host } = target;
     if (!https && !(allowPrivate && target.protocol === 'http:')) {
       resolve({ error: `Refused to connect: ${target.protocol} URLs are not allowed.`, refused: true });
       return;
     }
     // An IP literal is connected to without a lookup, so it is judged here.
-    const host = hostOf(target);
-    const cause = !allowPrivate && isIP(host) !== 0 ? nonPublicCause(host) : undefined;
+    const cause = allowPrivate ? undefined : target.literalCause;
     if (cause) {
       resolve({ error: `Refused to connect: ${host} is ${cause}.`, refused: true });
       return;
@@ -108,7 +164,7 @@ export const postWebhook = (
     // this thread), then add Host and Authorization, which a list must therefore carry itself.
     const rawHeaders = [
       'Host',
-      target.host,
+      target.hostHeader,
       'content-type',
       'application/json',
       'content-length',
@@ -116,18 +172,15 @@ export const postWebhook = (
       'user-agent',
       'plant-store-webhooks/1',
     ];
-    if (target.username !== '' || target.password !== '') {
-      const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
-      rawHeaders.push('authorization', `Basic ${Buffer.from(credentials).toString('base64')}`);
-    }
+    if (target.authorization !== undefined) rawHeaders.push('authorization', target.authorization);
     for (const name in headers) rawHeaders.push(name, headers[name] as string);
     // The options spelled out rather than the URL: given a URL, node:http copies it into options
     // through an object literal with a spread, a slow path that cost more than the signature.
     const outgoing = send({
       protocol: target.protocol,
       hostname: host,
-      port: target.port === '' ? undefined : Number(target.port),
-      path: `${target.pathname}${target.search}`,
+      port: target.port,
+      path: target.path,
       method: 'POST',
       agent: https ? agents.https : agents.http,
       headers: rawHeaders,
@@ -137,8 +190,10 @@ export const postWebhook = (
         Object.assign(new Error(`No 2xx answer within ${timeoutMs} ms.`), { code: 'ETIMEDOUT_WEBHOOK' }),
       );
     }, timeoutMs);
-    outgoing.once('error', (error: NodeJS.ErrnoException) => finish(describeFailure(error)));
-    outgoing.once('response', (response: IncomingMessage) => {
+    // `on`, not `once`: `finish` takes the first outcome only, a later 'error' is heard rather than
+    // thrown, and no wrapper is made and removed per listener.
+    outgoing.on('error', (error: NodeJS.ErrnoException) => finish(describeFailure(error)));
+    outgoing.on('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
       const retryAfter = response.headers['retry-after'];
       const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
@@ -149,9 +204,9 @@ export const postWebhook = (
         if (read > RESPONSE_BYTES_LIMIT) response.destroy();
       });
       const done = () => finish(retryAfterMs === undefined ? { status } : { status, retryAfterMs });
-      response.once('end', done);
-      response.once('close', done);
-      response.once('error', done);
+      response.on('end', done);
+      response.on('close', done);
+      response.on('error', done);
     });
     outgoing.end(body);
   });
