@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { postPlant } from '#test/http-request';
 import { manualClock } from '#test/manual-clock';
 import { startTestServer, TEST_TOKEN } from '#test/test-server';
+import { niceOf } from '#test/thread-nice';
 import { until } from '#test/until';
 import { startWebhookReceiver } from '#test/webhook-receiver';
 import { registerEndpoint } from '#test/webhook-service';
@@ -65,13 +66,10 @@ describe('the delivery thread on the embedded store', () => {
     });
     cleanups.push(() => delivery.stop());
     // A thread's name (comm) and nice value (stat field 19); the main thread's id is the pid.
-    const thread = (id: string) => {
-      const stat = readFileSync(`/proc/self/task/${id}/stat`, 'utf8');
-      return {
-        name: readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim(),
-        nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]),
-      };
-    };
+    const thread = (id: string) => ({
+      name: readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim(),
+      nice: niceOf(`/proc/self/task/${id}/stat`),
+    });
     const threads = readdirSync('/proc/self/task').map(thread);
     const main = thread(String(process.pid)).nice;
     expect(threads.filter(({ name }) => name === 'plant-webhooks').map(({ nice }) => nice)).toStrictEqual([
