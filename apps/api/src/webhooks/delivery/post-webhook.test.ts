@@ -1,42 +1,50 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgents, postWebhook } from './post-webhook.ts';
+import type { HostResolver } from '../targets/host-resolver.ts';
+import { createDispatcher, postWebhook, RESPONSE_BYTES_LIMIT } from './post-webhook.ts';
 
 const servers: { close(): void }[] = [];
 afterEach(() => {
   for (const server of servers.splice(0)) server.close();
 });
 
-/** A loopback server that answers 204 and resolves each request it got, with its body. */
-const receiver = async () => {
-  const requests: { request: IncomingMessage; body: string }[] = [];
+/**
+ * A loopback server that answers each request with `answer` (by default 204) once it read it, and
+ * keeps each request it got, with its body, and the port each came from (one per connection).
+ */
+const receiver = async (
+  answer: (response: ServerResponse) => void = (response) => {
+    response.writeHead(204).end();
+  },
+) => {
+  const requests: { request: IncomingMessage; body: string; from: number | undefined }[] = [];
   const server = createServer((request, response) => {
     let body = '';
     request.setEncoding('utf8').on('data', (chunk: string) => {
       body += chunk;
     });
     request.on('end', () => {
-      requests.push({ request, body });
-      response.writeHead(204).end();
+      requests.push({ request, body, from: request.socket.remotePort });
+      answer(response);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push(server);
+  servers.push({ close: () => server.close().closeAllConnections() });
   return { port: (server.address() as AddressInfo).port, requests };
 };
 
 describe('postWebhook', () => {
   it('sends to the URL as given: its path, query and credentials, with the signed headers', async () => {
     const { port, requests } = await receiver();
-    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
+    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
     const outcome = await postWebhook(
       `http://hook%20user:p%40ss@127.0.0.1:${port}/hooks/plants?token=a%2Fb&v=2`,
       '{"id":1,"name":"Monstera"}',
       { 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': 'v1,abc' },
-      { timeoutMs: 5_000, allowPrivate: true, agents },
+      { timeoutMs: 5_000, allowPrivate: true, dispatcher },
     );
-    agents.http.destroy();
+    await dispatcher.destroy();
     expect(outcome).toEqual({ status: 204 });
     expect(requests).toHaveLength(1);
     const [{ request, body }] = requests as [(typeof requests)[number]];
@@ -57,30 +65,101 @@ describe('postWebhook', () => {
 
   it('sends no authorization header when the URL has no credentials', async () => {
     const { port, requests } = await receiver();
-    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
-    await postWebhook(`http://127.0.0.1:${port}/`, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, agents });
-    agents.http.destroy();
+    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+    await postWebhook(`http://127.0.0.1:${port}/`, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, dispatcher });
+    await dispatcher.destroy();
     expect(requests[0]?.request.url).toBe('/');
     expect(requests[0]?.request.headers.authorization).toBeUndefined();
   });
 
   it('judges a URL read before by the policy of each call', async () => {
     const { port, requests } = await receiver();
-    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
+    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
     const url = `http://127.0.0.1:${port}/judged`;
-    const refused = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: false, agents });
-    const sent = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, agents });
-    agents.http.destroy();
+    const refused = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: false, dispatcher });
+    const sent = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, dispatcher });
+    await dispatcher.destroy();
     expect(refused).toStrictEqual({ error: 'Refused to connect: http: URLs are not allowed.', refused: true });
     expect(sent).toStrictEqual({ status: 204 });
     expect(requests.map(({ request }) => request.url)).toStrictEqual(['/judged']);
   });
 
   it('refuses a URL that does not parse, each time', async () => {
-    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
-    const options = { timeoutMs: 5_000, allowPrivate: true, agents };
+    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+    const options = { timeoutMs: 5_000, allowPrivate: true, dispatcher };
     const invalid = { error: 'The endpoint URL is not valid.', refused: true };
     expect(await postWebhook('http://', '{}', {}, options)).toStrictEqual(invalid);
     expect(await postWebhook('http://', '{}', {}, options)).toStrictEqual(invalid);
+  });
+
+  it('counts an answer by its status: redirects are not followed, Retry-After is read', async () => {
+    const { port, requests } = await receiver((response) =>
+      response.writeHead(307, { location: '/elsewhere', 'retry-after': '7' }).end(),
+    );
+    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${port}/`,
+      '{}',
+      {},
+      { timeoutMs: 5_000, allowPrivate: true, dispatcher },
+    );
+    await dispatcher.destroy();
+    expect(outcome).toStrictEqual({ status: 307, retryAfterMs: 7_000 });
+    expect(requests.map(({ request }) => request.url)).toStrictEqual(['/']);
+  });
+
+  it('keeps the connection of an answer it read, and drops the one of an answer longer than it reads', async () => {
+    let length = 10;
+    const { port, requests } = await receiver((response) => response.writeHead(200).end('x'.repeat(length)));
+    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+    const options = { timeoutMs: 5_000, allowPrivate: true, dispatcher };
+    const url = `http://127.0.0.1:${port}/`;
+    expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
+    expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
+    length = 64 * RESPONSE_BYTES_LIMIT;
+    expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
+    length = 10;
+    expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
+    await dispatcher.destroy();
+    const [first, second, long, after] = requests.map(({ from }) => from);
+    expect(second).toBe(first);
+    expect(long).toBe(first);
+    expect(after).not.toBe(first);
+  });
+
+  it('says the connection was reset when the receiver closes it without answering', async () => {
+    const { port } = await receiver((response) => {
+      response.socket?.destroy();
+    });
+    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+    const outcome = await postWebhook(
+      `http://127.0.0.1:${port}/`,
+      '{}',
+      {},
+      { timeoutMs: 5_000, allowPrivate: true, dispatcher },
+    );
+    await dispatcher.destroy();
+    expect(outcome).toStrictEqual({ error: 'Connection failed: ECONNRESET.' });
+  });
+
+  it('times the exchange out while its connection is still being made, and after it was sent', async () => {
+    const { port, requests } = await receiver(() => {});
+    const options = (resolver: HostResolver) => {
+      const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 200, resolver });
+      return { timeoutMs: 200, allowPrivate: true, dispatcher };
+    };
+    const lookingUp = options(() => new Promise(() => {}));
+    const hanging = options(async () => [{ address: '127.0.0.1', family: 4 }]);
+    const timedOut = { error: 'No 2xx answer within 200 ms.' };
+    const started = performance.now();
+    const outcomes = await Promise.all([
+      postWebhook(`http://receiver.test:${port}/`, '{}', {}, lookingUp),
+      postWebhook(`http://receiver.test:${port}/`, '{}', {}, hanging),
+    ]);
+    const elapsed = performance.now() - started;
+    await Promise.all([lookingUp.dispatcher.destroy(), hanging.dispatcher.destroy()]);
+    expect(outcomes).toStrictEqual([timedOut, timedOut]);
+    expect(requests).toHaveLength(1);
+    expect(elapsed).toBeLessThan(5_000);
   });
 });
