@@ -803,6 +803,33 @@ export const describeWebhookStore = (store: () => PlantStore): void => {
       expect(await store().webhooks.getEndpoint(endpoint.id)).toMatchObject({ enabled: false, disabledReason: reason });
     });
 
+    it("ends an endpoint's failing streak when one of a batch's attempts to it was delivered, whatever their order", async () => {
+      const mixed = await register();
+      const failing = await register();
+      for (const id of [53n, 54n]) await store().create({ id, name: `Plant ${id}` });
+      const claimed = await claim(4, 60_000);
+      const of = (endpoint: StoredEndpoint) => claimed.filter((delivery) => delivery.endpointId === endpoint.id);
+      const [mixedFirst, mixedSecond] = of(mixed) as [ClaimedDelivery, ClaimedDelivery];
+      const [failingFirst, failingSecond] = of(failing) as [ClaimedDelivery, ClaimedDelivery];
+      const retry = { outcome: 'retry', retryInMs: 60_000, error: 'No.' } as const;
+      const beforeFailing = new Date(Date.now() - 1);
+      await sleep(5);
+      expect(
+        await store().webhooks.recordAttempts([
+          { claim: mixedFirst, result: { outcome: 'delivered', status: 204 } },
+          { claim: failingFirst, result: retry },
+          { claim: mixedSecond, result: retry },
+          { claim: failingSecond, result: retry },
+        ]),
+      ).toStrictEqual([true, true, true, true]);
+      await sleep(5);
+      const reason = 'Every delivery failed for 5 days.';
+      expect(await store().webhooks.disableEndpoint(mixed.id, reason, new Date())).toBe(false);
+      // Failing since this batch, not before it.
+      expect(await store().webhooks.disableEndpoint(failing.id, reason, beforeFailing)).toBe(false);
+      expect(await store().webhooks.disableEndpoint(failing.id, reason, new Date())).toBe(true);
+    });
+
     it('drops the deliveries of a deleted endpoint and lists with a limit, newest first', async () => {
       const endpoint = await register();
       for (const id of [10n, 11n, 12n]) await store().create({ id, name: `Plant ${id}` });

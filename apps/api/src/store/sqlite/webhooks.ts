@@ -403,7 +403,10 @@ export const webhookOperations = {
       return rows.map((row) => toClaimed(row, token));
     },
   }),
-  /** → whether each attempt's lease held, in order (then its endpoint's failing streak starts or ends). */
+  /**
+   * → whether each attempt's lease held, in order. Then each endpoint's failing streak ends if one
+   * of its recorded attempts was delivered, else starts: once per endpoint and batch, as on PostgreSQL.
+   */
   recordAttempts: operation({
     ...outboxWrite,
     arity: 2,
@@ -411,13 +414,16 @@ export const webhookOperations = {
       thread.beginWrite();
       const { webhooks } = thread;
       const held: boolean[] = [];
+      /** Whether any of each endpoint's recorded attempts was delivered. */
+      const delivered = new Map<string, boolean>();
       for (const [seq, token, outcome, status, error, next, endpoint] of records) {
         const recorded = webhooks.record.run(seq, token, outcome, status, error, next, now).changes === 1;
-        if (recorded) {
-          if (outcome === 'delivered') webhooks.streakEnds.run(endpoint);
-          else webhooks.streakStarts.run(now, endpoint);
-        }
+        if (recorded) delivered.set(endpoint, outcome === 'delivered' || delivered.get(endpoint) === true);
         held.push(recorded);
+      }
+      for (const [endpoint, any] of delivered) {
+        if (any) webhooks.streakEnds.run(endpoint);
+        else webhooks.streakStarts.run(now, endpoint);
       }
       return held;
     },
