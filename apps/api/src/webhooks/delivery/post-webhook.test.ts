@@ -34,17 +34,24 @@ const receiver = async (
   return { port: (server.address() as AddressInfo).port, requests };
 };
 
+/** POSTs once, private targets allowed, through a dispatcher of its own that is closed after. */
+const postOnce = async (url: string, body = '{}', headers: Record<string, string> = {}) => {
+  const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+  try {
+    return await postWebhook(url, body, headers, { timeoutMs: 5_000, allowPrivate: true, dispatcher });
+  } finally {
+    await dispatcher.destroy();
+  }
+};
+
 describe('postWebhook', () => {
   it('sends to the URL as given: its path, query and credentials, with the signed headers', async () => {
     const { port, requests } = await receiver();
-    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
-    const outcome = await postWebhook(
+    const outcome = await postOnce(
       `http://hook%20user:p%40ss@127.0.0.1:${port}/hooks/plants?token=a%2Fb&v=2`,
       '{"id":1,"name":"Monstera"}',
       { 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': 'v1,abc' },
-      { timeoutMs: 5_000, allowPrivate: true, dispatcher },
     );
-    await dispatcher.destroy();
     expect(outcome).toEqual({ status: 204 });
     expect(requests).toHaveLength(1);
     const [{ request, body }] = requests as [(typeof requests)[number]];
@@ -65,9 +72,7 @@ describe('postWebhook', () => {
 
   it('sends no authorization header when the URL has no credentials', async () => {
     const { port, requests } = await receiver();
-    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
-    await postWebhook(`http://127.0.0.1:${port}/`, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, dispatcher });
-    await dispatcher.destroy();
+    await postOnce(`http://127.0.0.1:${port}/`);
     expect(requests[0]?.request.url).toBe('/');
     expect(requests[0]?.request.headers.authorization).toBeUndefined();
   });
@@ -96,14 +101,7 @@ describe('postWebhook', () => {
     const { port, requests } = await receiver((response) =>
       response.writeHead(307, { location: '/elsewhere', 'retry-after': '7' }).end(),
     );
-    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
-    const outcome = await postWebhook(
-      `http://127.0.0.1:${port}/`,
-      '{}',
-      {},
-      { timeoutMs: 5_000, allowPrivate: true, dispatcher },
-    );
-    await dispatcher.destroy();
+    const outcome = await postOnce(`http://127.0.0.1:${port}/`);
     expect(outcome).toStrictEqual({ status: 307, retryAfterMs: 7_000 });
     expect(requests.map(({ request }) => request.url)).toStrictEqual(['/']);
   });
@@ -131,14 +129,7 @@ describe('postWebhook', () => {
     const { port } = await receiver((response) => {
       response.socket?.destroy();
     });
-    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
-    const outcome = await postWebhook(
-      `http://127.0.0.1:${port}/`,
-      '{}',
-      {},
-      { timeoutMs: 5_000, allowPrivate: true, dispatcher },
-    );
-    await dispatcher.destroy();
+    const outcome = await postOnce(`http://127.0.0.1:${port}/`);
     expect(outcome).toStrictEqual({ error: 'Connection failed: ECONNRESET.' });
   });
 
