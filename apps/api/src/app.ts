@@ -82,7 +82,7 @@ export type AppOptions = {
   /** Idempotency-Keys a principal may have kept at once; default IDEMPOTENCY_KEYS_PER_PRINCIPAL. */
   idempotencyKeysPerPrincipal?: number;
   /**
-   * Sends the test deliveries of POST /webhooks/{id}/test, with connections of its own that its owner
+   * Sends the test deliveries of POST /webhooks/{id}/test, with agents of its own that its owner
    * closes (the service at shutdown). By default one with the default PLANT_WEBHOOK_TIMEOUT_MS,
    * the host resolver and secrets above, which nothing closes: its idle connections do not hold
    * the process.

@@ -91,7 +91,7 @@ export const startService = async (config: Config, opening: OpeningStore, tracin
   if (tokens) authenticators.tokens = staticTokens(tokens.tokens);
   if (config.jwt) authenticators.jwt = (await import('./auth/jwt-authenticator.ts')).jwtAuthenticator(config.jwt);
   const webhookHostResolver = createHostResolver({ timeoutMs: config.webhooks.dnsTimeoutMs });
-  // Its own connections: this process may not run the delivery thread (PLANT_WEBHOOK_DELIVERY=false).
+  // Its own agents: this process may not run the delivery thread (PLANT_WEBHOOK_DELIVERY=false).
   const webhookTester = createWebhookTester({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivate: config.webhooks.allowPrivate,

@@ -11,7 +11,7 @@ import { plainSecrets, type SecretBox } from '../secrets/secret-box.ts';
 import { secretKey, signedHeaders } from '../secrets/signature.ts';
 import { createHostResolver, type HostResolver } from '../targets/host-resolver.ts';
 import { type Attempt, createEndpointWindows, MAX_WINDOW, signalOf } from './endpoint-windows.ts';
-import { createDispatcher, type PostOutcome, postWebhook } from './post-webhook.ts';
+import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
 import { startWebhookRetention } from './webhook-retention.ts';
 
@@ -161,13 +161,8 @@ export const startWebhookDelivery = ({
 }: WebhookDeliveryOptions): WebhookDelivery => {
   const log = logger.child({ component: 'webhooks' });
   const counted = metrics ? createWebhookMetrics(metrics.registry, store.webhooks) : undefined;
-  // Every attempt in flight has its connection: none waits in a queue, its timeout running.
-  const dispatcher = createDispatcher({
-    allowPrivate: config.allowPrivate,
-    maxSockets: concurrency + lingering,
-    timeoutMs: config.timeoutMs,
-    resolver,
-  });
+  // Every attempt in flight has its socket: none waits in the agent's queue, its timeout running.
+  const agents = createAgents({ allowPrivate: config.allowPrivate, maxSockets: concurrency + lingering, resolver });
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS;
   const { disableAfterMs } = config;
   /** When each failing endpoint was last checked for auto-disable: at most one check per interval. */
@@ -274,7 +269,7 @@ export const startWebhookDelivery = ({
     const outcome = await postWebhook(delivery.url, body, headers, {
       timeoutMs: config.timeoutMs,
       allowPrivate: config.allowPrivate,
-      dispatcher,
+      agents,
       clock,
     });
     const recovered = windows.finished(
@@ -430,9 +425,10 @@ export const startWebhookDelivery = ({
       });
       await Promise.race([Promise.allSettled([running, ...inFlight]), grace]);
       cancelGrace();
-      const closed = dispatcher.destroy();
+      agents.http.destroy();
+      agents.https.destroy();
       await running;
-      await Promise.allSettled([...inFlight, ...expediting.values(), closed]);
+      await Promise.allSettled([...inFlight, ...expediting.values()]);
       await retained;
     },
   };

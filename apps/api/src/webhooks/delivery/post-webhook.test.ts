@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HostResolver } from '../targets/host-resolver.ts';
-import { createDispatcher, postWebhook, RESPONSE_BYTES_LIMIT } from './post-webhook.ts';
+import { createAgents, postWebhook, RESPONSE_BYTES_LIMIT } from './post-webhook.ts';
 
 const servers: { close(): void }[] = [];
 afterEach(() => {
@@ -34,13 +34,13 @@ const receiver = async (
   return { port: (server.address() as AddressInfo).port, requests };
 };
 
-/** POSTs once, private targets allowed, through a dispatcher of its own that is closed after. */
+/** POSTs once, private targets allowed, through agents of its own that are closed after. */
 const postOnce = async (url: string, body = '{}', headers: Record<string, string> = {}) => {
-  const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+  const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
   try {
-    return await postWebhook(url, body, headers, { timeoutMs: 5_000, allowPrivate: true, dispatcher });
+    return await postWebhook(url, body, headers, { timeoutMs: 5_000, allowPrivate: true, agents });
   } finally {
-    await dispatcher.destroy();
+    agents.http.destroy();
   }
 };
 
@@ -79,19 +79,19 @@ describe('postWebhook', () => {
 
   it('judges a URL read before by the policy of each call', async () => {
     const { port, requests } = await receiver();
-    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
+    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
     const url = `http://127.0.0.1:${port}/judged`;
-    const refused = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: false, dispatcher });
-    const sent = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, dispatcher });
-    await dispatcher.destroy();
+    const refused = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: false, agents });
+    const sent = await postWebhook(url, '{}', {}, { timeoutMs: 5_000, allowPrivate: true, agents });
+    agents.http.destroy();
     expect(refused).toStrictEqual({ error: 'Refused to connect: http: URLs are not allowed.', refused: true });
     expect(sent).toStrictEqual({ status: 204 });
     expect(requests.map(({ request }) => request.url)).toStrictEqual(['/judged']);
   });
 
   it('refuses a URL that does not parse, each time', async () => {
-    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
-    const options = { timeoutMs: 5_000, allowPrivate: true, dispatcher };
+    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
+    const options = { timeoutMs: 5_000, allowPrivate: true, agents };
     const invalid = { error: 'The endpoint URL is not valid.', refused: true };
     expect(await postWebhook('http://', '{}', {}, options)).toStrictEqual(invalid);
     expect(await postWebhook('http://', '{}', {}, options)).toStrictEqual(invalid);
@@ -109,8 +109,8 @@ describe('postWebhook', () => {
   it('keeps the connection of an answer it read, and drops the one of an answer longer than it reads', async () => {
     let length = 10;
     const { port, requests } = await receiver((response) => response.writeHead(200).end('x'.repeat(length)));
-    const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 5_000 });
-    const options = { timeoutMs: 5_000, allowPrivate: true, dispatcher };
+    const agents = createAgents({ allowPrivate: true, maxSockets: 1 });
+    const options = { timeoutMs: 5_000, allowPrivate: true, agents };
     const url = `http://127.0.0.1:${port}/`;
     expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
     expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
@@ -118,7 +118,7 @@ describe('postWebhook', () => {
     expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
     length = 10;
     expect(await postWebhook(url, '{}', {}, options)).toStrictEqual({ status: 200 });
-    await dispatcher.destroy();
+    agents.http.destroy();
     const [first, second, long, after] = requests.map(({ from }) => from);
     expect(second).toBe(first);
     expect(long).toBe(first);
@@ -136,8 +136,8 @@ describe('postWebhook', () => {
   it('times the exchange out while its connection is still being made, and after it was sent', async () => {
     const { port, requests } = await receiver(() => {});
     const options = (resolver: HostResolver) => {
-      const dispatcher = createDispatcher({ allowPrivate: true, maxSockets: 1, timeoutMs: 200, resolver });
-      return { timeoutMs: 200, allowPrivate: true, dispatcher };
+      const agents = createAgents({ allowPrivate: true, maxSockets: 1, resolver });
+      return { timeoutMs: 200, allowPrivate: true, agents };
     };
     const lookingUp = options(() => new Promise(() => {}));
     const hanging = options(async () => [{ address: '127.0.0.1', family: 4 }]);
@@ -148,7 +148,8 @@ describe('postWebhook', () => {
       postWebhook(`http://receiver.test:${port}/`, '{}', {}, hanging),
     ]);
     const elapsed = performance.now() - started;
-    await Promise.all([lookingUp.dispatcher.destroy(), hanging.dispatcher.destroy()]);
+    lookingUp.agents.http.destroy();
+    hanging.agents.http.destroy();
     expect(outcomes).toStrictEqual([timedOut, timedOut]);
     expect(requests).toHaveLength(1);
     expect(elapsed).toBeLessThan(5_000);

@@ -1,5 +1,6 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { Agent, type Dispatcher } from 'undici';
 import { type Clock, systemClock } from '../../clock.ts';
 import { createHostResolver, HostLookupError, type HostResolver } from '../targets/host-resolver.ts';
 import { guardedLookup, hostOf, nonPublicCause } from '../targets/target-address.ts';
@@ -10,7 +11,7 @@ export const RESPONSE_BYTES_LIMIT = 4096;
 export type PostOptions = {
   timeoutMs: number;
   allowPrivate: boolean;
-  dispatcher: Dispatcher;
+  agents: { http: HttpAgent; https: HttpsAgent };
   /** Times the exchange out and dates Retry-After; default the system's. */
   clock?: Clock;
 };
@@ -24,30 +25,26 @@ export type PostOutcome =
   | { status?: undefined; error: string; refused?: boolean };
 
 /**
- * The keep-alive connections of the deliveries (undici, decision 0014): up to `maxSockets` to each
- * receiver's origin, over HTTP/1.1. Each new connection looks its host up with `resolver` (never
- * dns.lookup, see host-resolver.ts), refusing non-public addresses unless private targets are
- * allowed. postWebhook times the whole exchange out itself, so undici's own header and body timers
- * are off and its connect timer is only a backstop for a connection the exchange gave up on.
+ * Keep-alive agents for the delivery loop; each new connection looks its host up with `resolver` (never
+ * dns.lookup, see host-resolver.ts), refusing non-public addresses unless private targets are allowed.
  */
-export const createDispatcher = ({
+export const createAgents = ({
   allowPrivate,
   maxSockets,
-  timeoutMs,
   resolver = createHostResolver(),
 }: {
   allowPrivate: boolean;
   maxSockets: number;
-  timeoutMs: number;
   resolver?: HostResolver;
-}): Agent =>
-  new Agent({
-    connections: maxSockets,
-    allowH2: false,
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    connect: { timeout: timeoutMs, lookup: guardedLookup(resolver, { allowPrivate }) },
-  });
+}): PostOptions['agents'] => {
+  const options = {
+    keepAlive: true,
+    maxSockets,
+    maxFreeSockets: maxSockets,
+    lookup: guardedLookup(resolver, { allowPrivate }) as never,
+  };
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+};
 
 /** Retry-After in milliseconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). */
 export const parseRetryAfter = (value: string | undefined, now = Date.now()): number | undefined => {
@@ -63,19 +60,18 @@ const describeFailure = (error: NodeJS.ErrnoException): PostOutcome => {
   if (error.code === 'EPRIVATEADDRESS') return { error: `Refused to connect: ${error.message}`, refused: true };
   if (error.code === 'ETIMEDOUT_WEBHOOK') return { error: error.message };
   if (error instanceof HostLookupError) return { error: `Name lookup failed: ${error.message}` };
-  // undici's name for a connection the receiver closed before answering, which receivers' operators
-  // know as node:http's and curl's: reset.
-  if (error.code === 'UND_ERR_SOCKET') return { error: 'Connection failed: ECONNRESET.' };
   return { error: `Connection failed: ${error.code ?? error.message}.` };
 };
 
 /** What a POST needs of an endpoint URL, read once per URL (see targetOf). */
 type Target = {
   protocol: string;
-  /** Scheme, host and port: the connections undici keeps for this URL. */
-  origin: string;
+  https: boolean;
   /** The host as connected to: an IP literal without its brackets, or a name. */
   host: string;
+  /** The Host header: the host and port as the URL writes them. */
+  hostHeader: string;
+  port: number | undefined;
   path: string;
   /** The URL's credentials as an Authorization header's value. */
   authorization: string | undefined;
@@ -106,8 +102,10 @@ const readTarget = (url: string): Target | null => {
       : undefined;
   return {
     protocol: parsed.protocol,
-    origin: parsed.origin,
+    https: parsed.protocol === 'https:',
     host,
+    hostHeader: parsed.host,
+    port: parsed.port === '' ? undefined : Number(parsed.port),
     path: `${parsed.pathname}${parsed.search}`,
     authorization: credentials === undefined ? undefined : `Basic ${Buffer.from(credentials).toString('base64')}`,
     literalCause: isIP(host) !== 0 ? nonPublicCause(host) : undefined,
@@ -127,15 +125,13 @@ const targetOf = (url: string): Target | null => {
 /**
  * POSTs one delivery with `headers` besides Host, Content-Type, Content-Length, User-Agent and the
  * URL's credentials (Authorization), which are added. Redirects are not followed (a 3xx is an answer
- * like any other), the answer is read up to RESPONSE_BYTES_LIMIT, and the whole exchange ends within
- * `timeoutMs`: an answer is its status line, so one whose body is cut off (too long, too slow) still
- * counts by its status.
+ * like any other), the answer is read up to RESPONSE_BYTES_LIMIT, and the whole exchange ends within `timeoutMs`.
  */
 export const postWebhook = (
   url: string,
   body: string,
   headers: Record<string, string>,
-  { timeoutMs, allowPrivate, dispatcher, clock = systemClock }: PostOptions,
+  { timeoutMs, allowPrivate, agents, clock = systemClock }: PostOptions,
 ): Promise<PostOutcome> =>
   new Promise((resolve) => {
     const target = targetOf(url);
@@ -143,9 +139,9 @@ export const postWebhook = (
       resolve({ error: 'The endpoint URL is not valid.', refused: true });
       return;
     }
-    const { protocol, host } = target;
-    if (protocol !== 'https:' && !(allowPrivate && protocol === 'http:')) {
-      resolve({ error: `Refused to connect: ${protocol} URLs are not allowed.`, refused: true });
+    const { https, host } = target;
+    if (!https && !(allowPrivate && target.protocol === 'http:')) {
+      resolve({ error: `Refused to connect: ${target.protocol} URLs are not allowed.`, refused: true });
       return;
     }
     // An IP literal is connected to without a lookup, so it is judged here.
@@ -156,55 +152,61 @@ export const postWebhook = (
     }
 
     let settled = false;
-    /** The receiver's answer, once its status line came. */
-    let answer: PostOutcome | undefined;
-    let read = 0;
-    /** Ends the exchange once it was handed a connection; until then, the timeout settles it alone. */
-    let controller: Dispatcher.DispatchController | undefined;
-    const timedOut = () =>
-      Object.assign(new Error(`No 2xx answer within ${timeoutMs} ms.`), { code: 'ETIMEDOUT_WEBHOOK' });
     const finish = (outcome: PostOutcome) => {
       if (settled) return;
       settled = true;
       cancelTimeout();
       resolve(outcome);
     };
-    // Headers as one flat list, which undici writes as they are after checking each; it adds Host
-    // and Content-Length itself.
-    const rawHeaders = ['content-type', 'application/json', 'user-agent', 'plant-store-webhooks/1'];
+    const send = https ? httpsRequest : httpRequest;
+    // Headers as one flat list, which node:http writes as they are: given an object, it would check,
+    // lower-case and store each name and value one by one (a tenth of a delivery's instructions on
+    // this thread), then add Host and Authorization, which a list must therefore carry itself.
+    const rawHeaders = [
+      'Host',
+      target.hostHeader,
+      'content-type',
+      'application/json',
+      'content-length',
+      String(Buffer.byteLength(body)),
+      'user-agent',
+      'plant-store-webhooks/1',
+    ];
     if (target.authorization !== undefined) rawHeaders.push('authorization', target.authorization);
     for (const name in headers) rawHeaders.push(name, headers[name] as string);
+    // The options spelled out rather than the URL: given a URL, node:http copies it into options
+    // through an object literal with a spread, a slow path that cost more than the signature.
+    const outgoing = send({
+      protocol: target.protocol,
+      hostname: host,
+      port: target.port,
+      path: target.path,
+      method: 'POST',
+      agent: https ? agents.https : agents.http,
+      headers: rawHeaders,
+    });
     const cancelTimeout = clock.setTimeout(() => {
-      // A connection still being made (looked up, connected, TLS) ends by itself within the connect
-      // backstop; the attempt does not wait for it.
-      if (controller === undefined) finish(describeFailure(timedOut()));
-      else controller.abort(timedOut());
+      outgoing.destroy(
+        Object.assign(new Error(`No 2xx answer within ${timeoutMs} ms.`), { code: 'ETIMEDOUT_WEBHOOK' }),
+      );
     }, timeoutMs);
-    // dispatch rather than request(): no stream, promise or abort signal per attempt, where a
-    // delivery needs the status, one header and to drain a few bytes.
-    dispatcher.dispatch(
-      { origin: target.origin, path: target.path, method: 'POST', headers: rawHeaders, body },
-      {
-        onRequestStart(started) {
-          if (settled) started.abort(timedOut());
-          else controller = started;
-        },
-        onResponseStart(_, status, responseHeaders) {
-          const retryAfter = responseHeaders['retry-after'];
-          const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
-          answer = retryAfterMs === undefined ? { status } : { status, retryAfterMs };
-        },
-        onResponseData(started, chunk) {
-          read += chunk.length;
-          // More than we care to read: drop the connection rather than the memory.
-          if (read > RESPONSE_BYTES_LIMIT) started.abort(new Error('The answer is longer than is read.'));
-        },
-        onResponseEnd() {
-          if (answer) finish(answer);
-        },
-        onResponseError(_, error: NodeJS.ErrnoException) {
-          finish(answer ?? describeFailure(error));
-        },
-      },
-    );
+    // `on`, not `once`: `finish` takes the first outcome only, a later 'error' is heard rather than
+    // thrown, and no wrapper is made and removed per listener.
+    outgoing.on('error', (error: NodeJS.ErrnoException) => finish(describeFailure(error)));
+    outgoing.on('response', (response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      const retryAfter = response.headers['retry-after'];
+      const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, clock.now());
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        // More than we care to read: drop the connection rather than the memory.
+        if (read > RESPONSE_BYTES_LIMIT) response.destroy();
+      });
+      const done = () => finish(retryAfterMs === undefined ? { status } : { status, retryAfterMs });
+      response.on('end', done);
+      response.on('close', done);
+      response.on('error', done);
+    });
+    outgoing.end(body);
   });

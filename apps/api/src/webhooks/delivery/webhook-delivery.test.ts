@@ -14,7 +14,7 @@ import type { Clock } from '../../clock.ts';
 import { CONFIG_DEFAULTS } from '../../config-defaults.ts';
 import { createMetrics } from '../../ops/metrics.ts';
 import { startWebhookDelivery } from './delivery-loop.ts';
-import { createDispatcher, postWebhook } from './post-webhook.ts';
+import { createAgents, postWebhook } from './post-webhook.ts';
 
 type Started = {
   base: string;
@@ -539,9 +539,12 @@ describe('webhook delivery over HTTP', () => {
     const options = {
       timeoutMs: 1_000,
       allowPrivate: false,
-      dispatcher: createDispatcher({ allowPrivate: false, maxSockets: 1, timeoutMs: 1_000 }),
+      agents: createAgents({ allowPrivate: false, maxSockets: 1 }),
     };
-    cleanups.push(() => options.dispatcher.destroy());
+    cleanups.push(async () => {
+      options.agents.http.destroy();
+      options.agents.https.destroy();
+    });
     // The name passed registration elsewhere (or resolved publicly then); what it resolves to now decides.
     expect(await postWebhook(`https://localhost:${hook.port}/hook`, '{}', {}, options)).toStrictEqual({
       error: 'Refused to connect: localhost resolves to a loopback address.',

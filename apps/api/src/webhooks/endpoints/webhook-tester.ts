@@ -7,9 +7,8 @@ import {
   webhookTestJson,
   webhookTestOutcome,
 } from '@org/plant-contract';
-import type { Dispatcher } from 'undici';
 import type { SigningSecrets, StoredEndpoint } from '../../store/webhook-store.ts';
-import type { postWebhook } from '../delivery/post-webhook.ts';
+import { createAgents, postWebhook } from '../delivery/post-webhook.ts';
 import { plainSecrets, type SecretBox } from '../secrets/secret-box.ts';
 import { secretKey, signedHeaders } from '../secrets/signature.ts';
 import { createHostResolver, type HostResolver } from '../targets/host-resolver.ts';
@@ -63,7 +62,7 @@ export type WebhookTester = {
 
 /**
  * Test deliveries (POST /webhooks/{id}/test): one signed event now, outside the outbox and its
- * retries, through the address guard, host resolver and timeout of real deliveries but on connections
+ * retries, through the address guard, host resolver and timeout of real deliveries but on agents
  * of its own, since the process that answers requests may not deliver (PLANT_WEBHOOK_DELIVERY=false).
  * Bounded in flight per principal and per process; the limit per endpoint (a receiver is not a
  * target to flood through the service) is kept in the store, across replicas.
@@ -76,16 +75,7 @@ export const createWebhookTester = ({
   maxInFlight = WEBHOOK_TESTS_IN_FLIGHT,
   maxInFlightPerPrincipal = WEBHOOK_TESTS_IN_FLIGHT_PER_PRINCIPAL,
 }: WebhookTesterOptions): WebhookTester => {
-  /**
-   * The HTTP client of deliveries, loaded at the first test: undici takes some 50 ms to load, which
-   * every start of the service would otherwise pay for an operation most never call.
-   */
-  let client: Promise<{ post: typeof postWebhook; dispatcher: Dispatcher }> | undefined;
-  const loadClient = () =>
-    (client ??= import('../delivery/post-webhook.ts').then(({ createDispatcher, postWebhook }) => ({
-      post: postWebhook,
-      dispatcher: createDispatcher({ allowPrivate, maxSockets: maxInFlight, timeoutMs, resolver }),
-    })));
+  const agents = createAgents({ allowPrivate, maxSockets: maxInFlight, resolver });
   // A slot frees once a test ends, at the latest after the timeout.
   const busyRetryAfter = Math.max(1, Math.ceil(timeoutMs / 1000));
   let inFlight = 0;
@@ -126,9 +116,8 @@ export const createWebhookTester = ({
         ...signedHeaders(keys, webhookId, Math.floor(now.getTime() / 1000), body),
         [WEBHOOK_EVENT_TYPE_HEADER]: type,
       };
-      const { post, dispatcher } = await loadClient();
       const started = performance.now();
-      const outcome = await post(endpoint.url, body, headers, { timeoutMs, allowPrivate, dispatcher });
+      const outcome = await postWebhook(endpoint.url, body, headers, { timeoutMs, allowPrivate, agents });
       const durationMs = Math.round(performance.now() - started);
       const { delivered, status, error } = webhookTestOutcome(outcome);
       return {
@@ -142,7 +131,8 @@ export const createWebhookTester = ({
     },
 
     close() {
-      void client?.then(({ dispatcher }) => dispatcher.destroy());
+      agents.http.destroy();
+      agents.https.destroy();
     },
   };
 };

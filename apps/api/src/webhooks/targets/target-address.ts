@@ -156,18 +156,14 @@ export class PrivateAddressError extends Error {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for each new connection to a receiver, through `resolver` (off the thread pool, timed out). Unless
+ * A `lookup` for node:http(s) requests through `resolver` (off the thread pool, timed out). Unless
  * private targets are allowed it refuses non-public addresses, so the address actually connected
  * to is the one checked (a check before the request could be answered differently by DNS a moment
  * later). Handles both forms Node asks for: one address, or all (`autoSelectFamily`).
  */
 export const guardedLookup =
   (resolver: HostResolver, { allowPrivate }: { allowPrivate: boolean }) =>
-  (
-    hostname: string,
-    options: { all?: boolean | undefined; family?: number | string | undefined },
-    callback: LookupCallback,
-  ): void => {
+  (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
     resolver(hostname).then(
       (found) => {
         const wanted = options.family === 4 || options.family === 6 ? options.family : undefined;
