@@ -111,6 +111,32 @@ const load = async (entry: Live, options: BenchOptions, seconds: number, firstId
   return result;
 };
 
+/** How long (e)'s backlog may take to reach its receiver after a round before the run fails. */
+const DRAIN_LIMIT_MS = 600_000;
+
+/**
+ * A load and, on a server with a webhook subscriber ((e)), the share of its creates delivered while
+ * it ran, then a wait until every plant was delivered. Draining here, unmeasured, keeps the backlog
+ * out of the next server's round, where it would slow that server and flatter (e)'s ratio to it.
+ */
+const loadAndDrain = async (entry: Live, options: BenchOptions, seconds: number, firstId: number) => {
+  const delivered = entry.instance.delivered;
+  const before = delivered?.();
+  const result = await load(entry, options, seconds, firstId);
+  if (!delivered || before === undefined) return result;
+  const deliveredShare = (delivered() - before) / result.requests;
+  const backlog = entry.answered - delivered();
+  const started = performance.now();
+  while (delivered() < entry.answered) {
+    if (performance.now() - started > DRAIN_LIMIT_MS) {
+      throw new Error(`(${entry.target.key}) delivered ${delivered()} of ${entry.answered} plants`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const drainSeconds = (performance.now() - started) / 1000;
+  return { ...result, deliveredShare, drainPerSec: backlog / Math.max(drainSeconds, 0.02) };
+};
+
 /** Median over rounds of x_r / ref_r: each round's servers ran next to each other in time. */
 const ratio = (entry: Live, reference: Live | undefined): number | undefined => {
   if (!reference || reference.rounds.length !== entry.rounds.length) return undefined;
@@ -178,15 +204,19 @@ const run = async (options: BenchOptions): Promise<boolean> => {
     await startAll(targets, logDir, live);
     if (options.warmup > 0) {
       log(`warm-up (${options.warmup} s per server)…`);
-      for (const entry of live) await load(entry, options, options.warmup, 1);
+      for (const entry of live) await loadAndDrain(entry, options, options.warmup, 1);
     }
     for (let index = 1; index <= options.rounds; index += 1) {
       const line: string[] = [];
       for (const entry of live) {
-        const result = await load(entry, options, options.duration, index * ID_BLOCK);
+        const result = await loadAndDrain(entry, options, options.duration, index * ID_BLOCK);
         const reqPerSec = result.requests / (result.durationUs / 1e6);
         entry.rounds.push({ ...result, round: index, reqPerSec });
-        line.push(`(${entry.target.key}) ${reqPerSec.toFixed(0)} req/s p99 ${(result.p99Us / 1000).toFixed(2)} ms`);
+        const share =
+          'deliveredShare' in result ? `, ${(result.deliveredShare * 100).toFixed(0)}% delivered during the load` : '';
+        line.push(
+          `(${entry.target.key}) ${reqPerSec.toFixed(0)} req/s p99 ${(result.p99Us / 1000).toFixed(2)} ms${share}`,
+        );
       }
       log(`round ${index}/${options.rounds}: ${line.join(' · ')}`);
     }
@@ -222,6 +252,8 @@ const run = async (options: BenchOptions): Promise<boolean> => {
         coldStartSamplesMs: cold.get(entry.target.key) ?? [],
         answered: entry.answered,
       };
+      const shares = entry.rounds.flatMap((r) => (r.deliveredShare === undefined ? [] : [r.deliveredShare]));
+      if (shares.length > 0) result.deliveredShare = median(shares);
       const toA = ratio(entry, byKey('a'));
       const toB = ratio(entry, byKey('b'));
       if (toA !== undefined) result.ratioToA = toA;
