@@ -10,6 +10,7 @@ import type { AttemptResult, ClaimedDelivery, RecordedAttempt } from '../../stor
 import { plainSecrets, type SecretBox } from '../secrets/secret-box.ts';
 import { secretKey, signedHeaders } from '../secrets/signature.ts';
 import { createHostResolver, type HostResolver } from '../targets/host-resolver.ts';
+import { BoundedMap } from './bounded-map.ts';
 import { type Attempt, createEndpointWindows, MAX_WINDOW, signalOf } from './endpoint-windows.ts';
 import { createAgents, type PostOutcome, postWebhook } from './post-webhook.ts';
 import { createWebhookMetrics, type DeliveryOutcome } from './webhook-metrics.ts';
@@ -214,12 +215,11 @@ export const startWebhookDelivery = ({
    * for every attempt would cost about as much as the signature. A rotation stores a new secret, so
    * it is a new entry; the map is emptied now and then, not to keep rotated-out keys for ever.
    */
-  const signingKeys = new Map<string, KeyObject>();
+  const signingKeys = new BoundedMap<string, KeyObject>(MAX_CACHED_SIGNING_KEYS);
   const signingKey = (endpointId: string, stored: string): KeyObject => {
     const cacheKey = `${endpointId} ${stored}`;
     let key = signingKeys.get(cacheKey);
     if (key === undefined) {
-      if (signingKeys.size >= MAX_CACHED_SIGNING_KEYS) signingKeys.clear();
       key = secretKey(secrets.open(endpointId, stored));
       signingKeys.set(cacheKey, key);
     }

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../clock.ts';
 import { createHostResolver, HostLookupError, type HostResolver } from '../targets/host-resolver.ts';
 import { guardedLookup, hostOf, nonPublicCause } from '../targets/target-address.ts';
+import { BoundedMap } from './bounded-map.ts';
 
 /** How much of a receiver's answer is read: enough to reuse the connection, never a memory risk. */
 export const RESPONSE_BYTES_LIMIT = 4096;
@@ -86,7 +87,7 @@ type Target = {
  * emptied when full, so a URL that changed is not kept for ever.
  */
 const MAX_CACHED_TARGETS = 1_000;
-const targets = new Map<string, Target | null>();
+const targets = new BoundedMap<string, Target | null>(MAX_CACHED_TARGETS);
 
 const readTarget = (url: string): Target | null => {
   let parsed: URL;
@@ -116,7 +117,6 @@ const targetOf = (url: string): Target | null => {
   let target = targets.get(url);
   if (target === undefined) {
     target = readTarget(url);
-    if (targets.size >= MAX_CACHED_TARGETS) targets.clear();
     targets.set(url, target);
   }
   return target;

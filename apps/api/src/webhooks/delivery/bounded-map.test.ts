@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { BoundedMap } from './bounded-map.ts';
+
+describe('BoundedMap', () => {
+  it('keeps up to its bound', () => {
+    const map = new BoundedMap<string, number>(2);
+    map.set('a', 1);
+    map.set('b', 2);
+    expect([map.get('a'), map.get('b'), map.size]).toEqual([1, 2, 2]);
+  });
+
+  it('is emptied when a new key finds it full', () => {
+    const map = new BoundedMap<string, number>(2);
+    map.set('a', 1);
+    map.set('b', 2);
+    map.set('c', 3);
+    expect([map.get('a'), map.get('b'), map.get('c'), map.size]).toEqual([undefined, undefined, 3, 1]);
+  });
+
+  it('replaces a key it holds without emptying', () => {
+    const map = new BoundedMap<string, number>(2);
+    map.set('a', 1);
+    map.set('b', 2);
+    map.set('b', 20);
+    expect([map.get('a'), map.get('b'), map.size]).toEqual([1, 20, 2]);
+  });
+});
