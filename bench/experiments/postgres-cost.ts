@@ -21,11 +21,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startReceiver } from '../src/lean-receiver.ts';
 import type { ServerKey } from '../src/options.ts';
 import { openPostgres } from '../src/postgres.ts';
 import { processCpuSeconds } from '../src/proc-cpu.ts';
 import { post, startServer } from '../src/server-process.ts';
-import { BENCH_HEADERS, createTargets, sendCreates, startReceiver } from '../src/targets.ts';
+import { BENCH_HEADERS, createTargets, sendCreates } from '../src/targets.ts';
 
 const { values } = parseArgs({
   options: {

@@ -14,9 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startHeldReceiver } from './held-receiver.ts';
+import { startReceiver } from './lean-receiver.ts';
 import { openPostgres } from './postgres.ts';
 import { post, type RunningServer, startServer } from './server-process.ts';
-import { API_DIR, API_SERVICE, API_WORKER, apiEnv, BENCH_HEADERS, BENCH_TOKEN, startReceiver } from './targets.ts';
+import { API_DIR, API_SERVICE, API_WORKER, apiEnv, BENCH_HEADERS, BENCH_TOKEN } from './targets.ts';
 import { ensureWrk, runWrk } from './wrk.ts';
 
 const { values } = parseArgs({

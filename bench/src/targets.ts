@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
+import { startReceiver } from './lean-receiver.ts';
 import type { ServerKey } from './options.ts';
 import type { Postgres } from './postgres.ts';
 import { post, type ServerCommand } from './server-process.ts';
@@ -134,26 +134,6 @@ const ourApiOnSqlite = target('c', async (nodeFlags = []) => {
     cleanup: async () => removeDataDir(dataDir),
   };
 });
-
-/**
- * A webhook receiver on loopback that answers every delivery 204, as a healthy subscriber does. It
- * runs in the benchmark's own process, which idles while wrk loads a server.
- */
-export const startReceiver = async () => {
-  let received = 0;
-  const receiver = createServer((req, res) => {
-    req.resume().on('end', () => {
-      received += 1;
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/plant-hook`,
-    received: () => received,
-    close: () => new Promise<void>((resolve) => receiver.close(() => resolve())),
-  };
-};
 
 /** (c) with one subscribed endpoint: every created plant is announced to the receiver above. */
 const ourApiWithWebhook = target('e', async (nodeFlags = []) => {
