@@ -1,7 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
+
+// Not an ESM import of node:http, which loads Node's bundled undici (see http/http-server.ts).
+const { createServer } = process.getBuiltinModule('node:http');
 
 export const urlOf = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 

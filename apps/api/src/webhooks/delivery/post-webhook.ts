@@ -1,10 +1,13 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../clock.ts';
 import { createHostResolver, HostLookupError, type HostResolver } from '../targets/host-resolver.ts';
 import { guardedLookup, hostOf, nonPublicCause } from '../targets/target-address.ts';
 import { BoundedMap } from './bounded-map.ts';
+
+// Not an ESM import of node:http, which loads Node's bundled undici (see http/http-server.ts).
+const http = process.getBuiltinModule('node:http');
 
 /** How much of a receiver's answer is read: enough to reuse the connection, never a memory risk. */
 export const RESPONSE_BYTES_LIMIT = 4096;
@@ -44,7 +47,7 @@ export const createAgents = ({
     maxFreeSockets: maxSockets,
     lookup: guardedLookup(resolver, { allowPrivate }) as never,
   };
-  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+  return { http: new http.Agent(options), https: new HttpsAgent(options) };
 };
 
 /** Retry-After in milliseconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3). */
@@ -158,7 +161,7 @@ export const postWebhook = (
       cancelTimeout();
       resolve(outcome);
     };
-    const send = https ? httpsRequest : httpRequest;
+    const send = https ? httpsRequest : http.request;
     // Headers as one flat list, which node:http writes as they are: given an object, it would check,
     // lower-case and store each name and value one by one (a tenth of a delivery's instructions on
     // this thread), then add Host and Authorization, which a list must therefore carry itself.
