@@ -64,10 +64,10 @@ export const CONFIG_DEFAULTS = {
     disableAfterMs: 5 * DAY_MS,
     deliver: true,
     /**
-     * The delivery thread's nice offset: on saturated cores it gets about a third of the CPU weight
-     * of the HTTP thread (Linux's weights: 335 against 1024), and all it wants otherwise (decision 0013).
+     * The delivery thread's nice offset: on saturated cores it weighs about a tenth of the HTTP
+     * thread (Linux's weights: 110 against 1024), and gets all it wants otherwise (decision 0013).
      */
-    deliveryNice: 5,
+    deliveryNice: 10,
   },
   otelSdkDisabled: false,
 } as const;

@@ -49,7 +49,7 @@ describe('loadConfig', () => {
         retentionMs: 2_592_000_000,
         disableAfterMs: 432_000_000,
         deliver: true,
-        deliveryNice: 5,
+        deliveryNice: 10,
       },
       tracing: false,
       deprecations: [],
