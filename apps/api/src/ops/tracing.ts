@@ -76,7 +76,9 @@ export const startTracing = async ({ instrument, env = process.env }: TracingOpt
         import('@opentelemetry/instrumentation-pino'),
       ]);
     instrumentations.push(
-      new HttpInstrumentation(),
+      // Outgoing requests are webhook deliveries, each traced by its attempt's own span, whose
+      // traceparent it sends: a client span of the instrumentation would replace that header.
+      new HttpInstrumentation({ disableOutgoingRequestInstrumentation: true }),
       new ExpressInstrumentation(),
       new PgInstrumentation(),
       // Log lines get trace_id and span_id; they are sent as OTLP logs only when OTEL_LOGS_EXPORTER asks.
