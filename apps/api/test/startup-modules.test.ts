@@ -14,7 +14,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 describe('the service at start-up', () => {
   // An ESM import of node:http loads Node's bundled undici for its WebSocket export: 25–40 ms of
   // every cold start and megabytes of heap, for a client the service never uses. The modules that
-  // need node:http take it from process.getBuiltinModule instead (http/http-server.ts).
+  // need node:http take it from process.getBuiltinModule instead (http/node-http.ts).
   it("listens without loading Node's bundled undici", async () => {
     // main.ts's top-level await ends once the service listens.
     const script = `await import(${JSON.stringify(MAIN)});

@@ -2,10 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Express } from 'express';
 import type { ConnectionDrain } from './drain.ts';
-
-// An ESM import of node:http makes Node load its bundled fetch (undici) as well: ~40 ms of every
-// cold start, measured. getBuiltinModule hands over the same module without that.
-const http = process.getBuiltinModule('node:http');
+import { http } from './node-http.ts';
 
 export type ServerConfig = {
   /**

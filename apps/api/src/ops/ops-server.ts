@@ -2,9 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-
-// Not an ESM import of node:http, which loads Node's bundled undici (see http/http-server.ts).
-const { createServer } = process.getBuiltinModule('node:http');
+import { http } from '../http/node-http.ts';
 
 export const urlOf = (host: string, port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -19,7 +17,7 @@ export const listenForOps = (
   logger: Logger,
   { message, variable }: { message: string; variable: string },
 ): Server => {
-  const server = createServer(app);
+  const server = http.createServer(app);
   server.on('error', (error: NodeJS.ErrnoException) => {
     console.error(`Cannot listen on ${host}:${port} (${variable}): ${error.code ?? error.message}.`);
     process.exit(1);

@@ -2,12 +2,10 @@ import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { type Clock, systemClock } from '../../clock.ts';
+import { http } from '../../http/node-http.ts';
 import { createHostResolver, HostLookupError, type HostResolver } from '../targets/host-resolver.ts';
 import { guardedLookup, hostOf, nonPublicCause } from '../targets/target-address.ts';
 import { BoundedMap } from './bounded-map.ts';
-
-// Not an ESM import of node:http, which loads Node's bundled undici (see http/http-server.ts).
-const http = process.getBuiltinModule('node:http');
 
 /** How much of a receiver's answer is read: enough to reuse the connection, never a memory risk. */
 export const RESPONSE_BYTES_LIMIT = 4096;
