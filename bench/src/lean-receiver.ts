@@ -6,8 +6,7 @@
  * API sends (HTTP/1.1, kept alive, a Content-Length body); anything else ends the run.
  */
 
-import type { AddressInfo } from 'node:net';
-import { createServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 
 const NO_CONTENT = Buffer.from('HTTP/1.1 204 No Content\r\n\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');

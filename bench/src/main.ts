@@ -18,6 +18,7 @@ import { openPostgres, type Postgres } from './postgres.ts';
 import {
   type ClientResult,
   checkTargets,
+  deliveredDuringLoad,
   formatTable,
   type Report,
   type RoundResult,
@@ -212,8 +213,7 @@ const run = async (options: BenchOptions): Promise<boolean> => {
         const result = await loadAndDrain(entry, options, options.duration, index * ID_BLOCK);
         const reqPerSec = result.requests / (result.durationUs / 1e6);
         entry.rounds.push({ ...result, round: index, reqPerSec });
-        const share =
-          'deliveredShare' in result ? `, ${(result.deliveredShare * 100).toFixed(0)}% delivered during the load` : '';
+        const share = 'deliveredShare' in result ? `, ${deliveredDuringLoad(result.deliveredShare)}` : '';
         line.push(
           `(${entry.target.key}) ${reqPerSec.toFixed(0)} req/s p99 ${(result.p99Us / 1000).toFixed(2)} ms${share}`,
         );

@@ -69,6 +69,9 @@ const fixed = (value: number | undefined, digits: number): string =>
 
 const times = (value: number | undefined): string => (value === undefined ? '–' : `${value.toFixed(2)}×`);
 
+/** A webhook subscriber's share of a round's creates delivered while its load ran, in words. */
+export const deliveredDuringLoad = (share: number): string => `${fixed(share * 100, 0)}% delivered during the load`;
+
 /** Our API on the embedded store against the Express peer (issue 12: on Express itself). */
 const C_VS_PEER_TARGET = 1.2;
 
@@ -179,7 +182,7 @@ export const formatTable = (report: Report): string => {
       .map((r) =>
         r.deliveredShare === undefined
           ? fixed(r.reqPerSec, 0)
-          : `${fixed(r.reqPerSec, 0)} (${fixed(r.deliveredShare * 100, 0)}% delivered during the load, then ${fixed(r.drainPerSec, 0)}/s)`,
+          : `${fixed(r.reqPerSec, 0)} (${deliveredDuringLoad(r.deliveredShare)}, then ${fixed(r.drainPerSec, 0)}/s)`,
       )
       .join(', ');
     lines.push(
