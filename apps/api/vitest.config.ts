@@ -1,5 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import SkipGuard, { allButNotModelled } from '../../scripts/skip-guard.ts';
+import { SOURCE_NODE_FLAGS } from './test/support/source-node-flags.ts';
 
 /** The HTTP suites that run on PostgreSQL too (through startTestServer, see test/support/test-server.ts). */
 const ON_BOTH_STORES = [
@@ -26,12 +27,8 @@ export default defineConfig({
     // A safety net against a hang, not a measure of speed: generous, so that a busy machine
     // (pnpm test:stress) cannot fail a test that does much work, such as a property run.
     testTimeout: 30_000,
-    // Test processes run WebAssembly (fetch's HTTP parser, undici's llhttp) beside the store's and
-    // the delivery loop's threads, and on CPUs with memory protection keys V8 can then abort while
-    // freeing a wasm-to-JS wrapper (`Check failed: jit_page.has_value()` in
-    // WasmImportWrapperCache::Free; nodejs/node#64500, open): two CI runs out of about ten lately.
-    // Only the test workers go without the keys; the service itself runs no WebAssembly (0014).
-    execArgv: ['--no-memory-protection-keys'],
+    // No WebAssembly-to-JavaScript wrapper is ever compiled: V8 faults freeing them (see the module).
+    execArgv: SOURCE_NODE_FLAGS,
     // One throwaway PostgreSQL server per project; each test file makes its own databases.
     globalSetup: ['test/support/postgres-global-setup.ts'],
     projects: [

@@ -2,6 +2,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectOutput } from './child-output.ts';
+import { SOURCE_NODE_FLAGS } from './source-node-flags.ts';
 
 const MAIN = join(import.meta.dirname, '../../src/main.ts');
 const WORKER = join(import.meta.dirname, '../../src/worker.ts');
@@ -67,7 +68,7 @@ export const runWorker = (env: Record<string, string>): MainProcess => runEntry(
 const runEntry = (entry: string, env: Record<string, string>): MainProcess => {
   const baseEnv: NodeJS.ProcessEnv = {};
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) baseEnv[name] = process.env[name];
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...SOURCE_NODE_FLAGS, entry], {
     cwd: tmpdir(),
     // No drain window unless a test asks for one: the others would only wait for it at every stop.
     env: { ...baseEnv, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PLANT_SHUTDOWN_DRAIN_MS: '0', ...env },

@@ -8,6 +8,7 @@ import { LARGEST_DESCRIPTION, LARGEST_NAME, LARGEST_TAG } from '#test/largest-va
 import { manualClock } from '#test/manual-clock';
 import { describePlantStore } from '#test/plant-store-suite';
 import { type ChildResult, runToEnd } from '#test/run-to-end';
+import { SOURCE_NODE_FLAGS } from '#test/source-node-flags';
 import { until } from '#test/until';
 import * as migrated from '#test/webhook-store-suite';
 import type { Clock } from '../../clock.ts';
@@ -26,7 +27,7 @@ const makeDataDir = (): string => mkdtempSync(join(tmpdir(), 'plant-sqlite-test-
 
 /** Runs an inline ESM script in a fresh Node process (another process, so other OS locks). */
 const runNode = (script: string, args: string[] = [], shellPrefix?: string): Promise<ChildResult> => {
-  const nodeArgs = ['--input-type=module', '--eval', script, '--', ...args];
+  const nodeArgs = [...SOURCE_NODE_FLAGS, '--input-type=module', '--eval', script, '--', ...args];
   return shellPrefix === undefined
     ? runToEnd(process.execPath, nodeArgs, { timeoutMs: CHILD_TIMEOUT_MS })
     : // `exec` keeps the shell's resource limits but makes Node the process that runs the script.
