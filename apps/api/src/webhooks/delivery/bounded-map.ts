@@ -19,8 +19,4 @@ export class BoundedMap<K, V> {
     if (this.#entries.size >= this.#max && !this.#entries.has(key)) this.#entries.clear();
     this.#entries.set(key, value);
   }
-
-  get size(): number {
-    return this.#entries.size;
-  }
 }
