@@ -155,8 +155,11 @@ describeWithPostgres('webhook worker processes on one PostgreSQL', () => {
     const url = await database();
     const api = await startMain({ ...API_ONLY, DATABASE_URL: url });
     const hooks = [await receiver(), await receiver()];
-    // Answers take a moment, as a real receiver's do: the first worker cannot take the whole backlog alone.
-    for (const hook of hooks) hook.answer({ status: 204, delayMs: 5 });
+    // Answers take 50 ms, as a slow receiver's do. Workers learn of new deliveries by polling every
+    // 250 ms, and claim only what their endpoint windows let them send: growing from one attempt in
+    // flight, one worker needs about a second for the backlog, so the other's polls find part of it.
+    // At 5 ms a busy CI machine once let one worker take all 300 before the other's next claim.
+    for (const hook of hooks) hook.answer({ status: 204, delayMs: 50 });
     const endpoints = [await register(api.url, hooks[0]?.url ?? ''), await register(api.url, hooks[1]?.url ?? '')];
     const workers = await Promise.all([1, 2].map(() => startWorker({ ...WEBHOOK_ENV, DATABASE_URL: url })));
 
