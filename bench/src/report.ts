@@ -105,8 +105,9 @@ export const checkTargets = (servers: ServerResult[], client: ClientResult[]): T
     );
   }
   if (d?.ratioToB !== undefined) checks.push(ratioAtLeast('(d) throughput vs peer (b)', d.ratioToB, 1));
-  // Issue 20: our API on PostgreSQL against our embedded store, and its p99 at 50 connections.
-  if (d?.ratioToC !== undefined) checks.push(ratioAtLeast('(d) throughput vs our embedded store (c)', d.ratioToC, 0.9));
+  // Our API on PostgreSQL against our embedded store: issue 20 asked 0.9×, issue 48 0.8× once the
+  // embedded store had become faster (its CPU arithmetic is in README.md).
+  if (d?.ratioToC !== undefined) checks.push(ratioAtLeast('(d) throughput vs our embedded store (c)', d.ratioToC, 0.8));
   // Issue 20 asks (d) to be "well above" the untuned PostgreSQL peer (g); 1.5× is what we hold it to.
   if (d?.ratioToG !== undefined) checks.push(ratioAtLeast('(d) throughput vs PostgreSQL peer (g)', d.ratioToG, 1.5));
   if (d) {
