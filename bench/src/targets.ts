@@ -135,7 +135,7 @@ const ourApiOnSqlite = target('c', async (nodeFlags = []) => {
   };
 });
 
-/** (c) with one subscribed endpoint: every created plant is announced to the receiver above. */
+/** (c) with one subscribed endpoint: every created plant is announced to a lean receiver (lean-receiver.ts). */
 const ourApiWithWebhook = target('e', async (nodeFlags = []) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'plant-bench-webhook-'));
   const receiver = await startReceiver();

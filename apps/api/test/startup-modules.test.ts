@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collectOutput } from '#test/child-output';
+import { SOURCE_NODE_FLAGS } from '#test/source-node-flags';
 
 const MAIN = pathToFileURL(join(import.meta.dirname, '../src/main.ts')).href;
 const dataDir = mkdtempSync(join(tmpdir(), 'plant-startup-modules-'));
@@ -21,7 +22,7 @@ describe('the service at start-up', () => {
       const undici = process.moduleLoadList.filter((name) => name.includes('undici'));
       console.log('loaded: ' + JSON.stringify(undici));
       process.exit(0);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    const child = spawn(process.execPath, [...SOURCE_NODE_FLAGS, '--input-type=module', '-e', script], {
       cwd: tmpdir(),
       env: {
         PATH: process.env.PATH ?? '',

@@ -1,7 +1,7 @@
 /**
- * The V8 flags of every Node process the tests run on the service's TypeScript source: the vitest
- * workers (vitest.config.ts) and the service processes they start (main-process.ts, the store's
- * children).
+ * The V8 flags of every Node process the tests run that starts the service's threads from its
+ * TypeScript source: the vitest workers (vitest.config.ts) and the service processes they start
+ * (main-process.ts, startup-modules.test.ts, the store's children).
  *
  * Node strips types with amaro, swc compiled to WebAssembly, in every isolate that loads a .ts
  * module: the test process and each SQLite and delivery thread it starts and stops, hundreds of
